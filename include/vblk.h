@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vblk: structures shared by the driver's files and the contracts between
+ * them.
+ *
+ *   vblk_main.c    module parameters, PCI probe/remove, features, config,
+ *                  gendisk lifecycle, sysfs, config change, device failure
+ *   vblk_pci.c     modern virtio-pci transport (no knowledge of requests)
+ *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
+ *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
+ *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
+ *
+ * Ownership and locking
+ * ---------------------
+ * struct vblk_dev is created at probe and freed at remove; everything in it
+ * written after probe is documented at the field.
+ *
+ * struct vblk_queue.lock (a spinlock taken with interrupts off) protects the
+ * queue's ring (both the producer side, in queue_rq/commit_rqs/queue_rqs,
+ * and the harvest, in the interrupt handler, the irq_poll softirq or the
+ * poller) and the counters written under it. The doorbell write needs no
+ * lock: it is a posted MMIO write of the queue index, which is why it is
+ * done after the lock is dropped unless vblk_notify_in_lock asks otherwise.
+ * Counters written outside the lock (interrupt counts) are only ever written
+ * by the one handler that owns them.
+ *
+ * Per-tag DMA storage (header, status byte, descriptor table) belongs to the
+ * request holding that tag between queue_rq and its completion; the device
+ * owns it from publish until the used element comes back.
+ */
+#ifndef VBLK_H
+#define VBLK_H
+
+#include <linux/blk-mq.h>
+#include <linux/interrupt.h>
+#include <linux/irq_poll.h>
+#include <linux/pci.h>
+#include <linux/spinlock.h>
+#include <linux/virtio_blk.h>
+#include <linux/workqueue.h>
+
+#include "vblk_ring.h"
+
+#define VBLK_NAME		"vblk"
+#define VBLK_MAX_QUEUES		64
+#define VBLK_SERIAL_LEN		20	/* VIRTIO_BLK_ID_BYTES */
+
+enum vblk_irq_mode {
+	VBLK_IRQ_AUTO,
+	VBLK_IRQ_MSIX,		/* one vector per queue, plus config */
+	VBLK_IRQ_SHARED,	/* one vector for all queues, plus config */
+	VBLK_IRQ_INTX,		/* legacy line, ISR register read */
+};
+
+enum vblk_complete_mode {
+	VBLK_COMPLETE_AUTO,
+	VBLK_COMPLETE_HARDIRQ,
+	VBLK_COMPLETE_SOFTIRQ,
+};
+
+/* Module parameters (vblk_main.c). */
+extern bool vblk_notify_in_lock;	/* read on every doorbell */
+extern unsigned int vblk_poll_budget;	/* irq_poll budget per run */
+
+/*
+ * Transport state (vblk_pci.c). Mapped regions are validated against their
+ * BAR at probe; nothing here changes after probe except status writes.
+ */
+struct vblk_pci {
+	struct pci_dev *pdev;
+	void __iomem *common;		/* struct virtio_pci_common_cfg */
+	void __iomem *isr;		/* one byte, read clears */
+	void __iomem *device;		/* struct virtio_blk_config */
+	u32 device_len;
+	void __iomem *notify;		/* doorbell area */
+	u32 notify_len;
+	u32 notify_mult;
+	u64 features;			/* negotiated */
+	bool dma_api;			/* VIRTIO_F_ACCESS_PLATFORM negotiated */
+	int nvec;			/* vectors allocated (0: INTx) */
+	enum vblk_irq_mode irq_mode;	/* the mode in use */
+};
+
+/* What the counters file reports; one set per queue. */
+struct vblk_stats {
+	u64 requests;		/* requests put on the ring */
+	u64 doorbells;		/* doorbell writes */
+	u64 suppressed;		/* kick_prepare: device did not want one */
+	u64 completions;	/* used elements harvested */
+	u64 max_batch;		/* largest harvest in one run */
+	u64 ring_full;		/* queue_rq found no room */
+	u64 irqs;		/* interrupts that served this queue */
+	u64 spurious;		/* ... and found nothing to do */
+	u64 polls;		/* irq_poll runs */
+};
+
+/*
+ * Per-tag DMA storage: the request header, its status byte and the
+ * descriptor table (used as the indirect table, or copied into the ring
+ * when indirect descriptors are not negotiated).
+ */
+struct vblk_tag_dma {
+	struct virtio_blk_outhdr hdr;
+	u8 status;
+	u8 pad[15];
+	struct vblk_desc tbl[];
+};
+
+struct vblk_dev;
+
+struct vblk_queue {
+	spinlock_t lock;		/* see the top of this file */
+	struct vblk_ring ring;
+	struct vblk_stats stats;
+	struct vblk_dev *vb;
+	u16 index;
+	bool softirq;			/* completions through irq_poll */
+	bool polled;			/* poll queue: no interrupts at all */
+	void __iomem *doorbell;
+	struct irq_poll iop;
+	struct blk_mq_hw_ctx *hctx;	/* set in init_hctx */
+
+	/* DMA memory of the ring and of the tags, allocated at probe. */
+	void *ring_mem;
+	dma_addr_t ring_dma;
+	size_t ring_bytes;
+	struct vblk_ring_slot *slot;
+	void *tag_mem;
+	dma_addr_t tag_dma;
+	size_t tag_bytes;
+};
+
+struct vblk_dev {
+	struct vblk_pci pci;
+	struct gendisk *disk;
+	struct blk_mq_tag_set tag_set;
+	struct vblk_queue *queues;
+	unsigned int nr_queues;		/* all virtqueues in use */
+	unsigned int nr_poll;		/* the last nr_poll of them are polled */
+	unsigned int ring_size;
+	unsigned int depth;		/* tags per queue (<= ring_size) */
+	unsigned int max_segs;		/* data segments per request */
+	unsigned int tag_stride;	/* bytes of vblk_tag_dma per tag */
+	bool indirect;
+	bool event_idx;
+	enum vblk_complete_mode complete;	/* resolved: never AUTO */
+	int index;			/* name index */
+	char serial[VBLK_SERIAL_LEN + 1];
+
+	struct work_struct config_work;	/* capacity change */
+	struct work_struct fail_work;	/* device broke: reset, fail I/O */
+	atomic_t broken;		/* set once, never cleared */
+	u64 config_irqs;
+	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
+};
+
+static inline struct device *vblk_dev_of(struct vblk_dev *vb)
+{
+	return &vb->pci.pdev->dev;
+}
+
+/* vblk_pci.c: transport */
+int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev);
+void vblk_pci_exit(struct vblk_pci *p);
+void vblk_pci_reset(struct vblk_pci *p);
+void vblk_pci_add_status(struct vblk_pci *p, u8 bits);
+u8 vblk_pci_get_status(struct vblk_pci *p);
+u64 vblk_pci_device_features(struct vblk_pci *p);
+int vblk_pci_set_features(struct vblk_pci *p, u64 features);
+u16 vblk_pci_num_queues(struct vblk_pci *p);
+int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
+			 unsigned int len);
+u16 vblk_pci_queue_max_size(struct vblk_pci *p, u16 index);
+int vblk_pci_setup_queue(struct vblk_pci *p, u16 index, u16 size,
+			 u64 desc, u64 avail, u64 used, u16 vector,
+			 void __iomem **doorbell);
+int vblk_pci_set_config_vector(struct vblk_pci *p, u16 vector);
+int vblk_pci_alloc_vectors(struct vblk_pci *p, enum vblk_irq_mode mode,
+			   unsigned int nr_irq_queues);
+void vblk_pci_free_vectors(struct vblk_pci *p);
+u8 vblk_pci_read_isr(struct vblk_pci *p);
+void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr);
+void vblk_dma_free(struct vblk_pci *p, size_t size, void *mem, dma_addr_t addr);
+int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
+		    enum dma_data_direction dir);
+void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
+		       enum dma_data_direction dir);
+
+/* vblk_notify.c: doorbells, interrupts, completion dispatch */
+void vblk_notify(struct vblk_queue *q);
+int vblk_irqs_request(struct vblk_dev *vb);
+void vblk_irqs_free(struct vblk_dev *vb);
+void vblk_irqs_sync(struct vblk_dev *vb);
+void vblk_queue_init_completion(struct vblk_queue *q);
+void vblk_queue_stop_completion(struct vblk_queue *q);
+int vblk_queue_harvest(struct vblk_queue *q, int budget,
+		       struct io_comp_batch *iob);
+
+/* vblk_mq.c: blk-mq */
+extern const struct blk_mq_ops vblk_mq_ops;
+unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
+void vblk_mq_complete_used(struct vblk_queue *q, void *token,
+			   struct io_comp_batch *iob);
+void vblk_mq_fail_inflight(struct vblk_dev *vb);
+int vblk_mq_get_serial(struct vblk_dev *vb);
+
+/* vblk_main.c: device-level events */
+void vblk_device_failed(struct vblk_dev *vb, const char *why);
+void vblk_config_changed(struct vblk_dev *vb);
+
+#endif /* VBLK_H */

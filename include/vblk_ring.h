@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vblk split virtqueue (virtio 1.x, section 2.7).
+ *
+ * The ring knows nothing of blk-mq or PCI: its owner hands it ring memory
+ * (with the bus address the device must use) and per-slot bookkeeping
+ * arrays, and calls it under one lock. This header builds in the kernel and
+ * in userspace (tests/unit), where the same ring code is unit-tested and
+ * fuzzed.
+ *
+ * Locking: every function taking a struct vblk_ring must be called with the
+ * owner's per-queue lock held (or, for init, before the ring is shared).
+ * The ring itself takes no locks and never allocates memory.
+ *
+ * Trust: the device writes only the used ring (and used->flags /
+ * avail_event). Every value read from there is validated before use; the
+ * descriptor table is never read back (a private shadow holds the chains).
+ */
+#ifndef VBLK_RING_H
+#define VBLK_RING_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <asm/barrier.h>
+#include <asm/byteorder.h>
+
+#define vblk_mb()	virt_mb()
+#define vblk_rmb()	virt_rmb()
+#define vblk_wmb()	virt_wmb()
+#else
+#include "vblk_ring_user.h"
+#endif
+
+/* Descriptor flags (spec 2.7.5). */
+#define VBLK_DESC_F_NEXT	1
+#define VBLK_DESC_F_WRITE	2
+#define VBLK_DESC_F_INDIRECT	4
+
+/* avail->flags: driver asks for no interrupts (used without EVENT_IDX). */
+#define VBLK_AVAIL_F_NO_INTERRUPT	1
+/* used->flags: device asks for no notifications (used without EVENT_IDX). */
+#define VBLK_USED_F_NO_NOTIFY		1
+
+#define VBLK_RING_MAX_SIZE	32768
+
+struct vblk_desc {
+	__le64 addr;
+	__le32 len;
+	__le16 flags;
+	__le16 next;
+};
+
+struct vblk_avail {
+	__le16 flags;
+	__le16 idx;
+	__le16 ring[];		/* num entries, then used_event */
+};
+
+struct vblk_used_elem {
+	__le32 id;
+	__le32 len;
+};
+
+struct vblk_used {
+	__le16 flags;
+	__le16 idx;
+	struct vblk_used_elem ring[];	/* num entries, then avail_event */
+};
+
+/*
+ * Per-slot bookkeeping, private to the driver (never visible to the device).
+ * A slot is indexed by the head descriptor of a chain. token != NULL means
+ * the chain is in flight (owned by the device).
+ */
+struct vblk_ring_slot {
+	void *token;
+	u32 in_len;	/* bytes the device may write: bound for used.len */
+	u16 ndesc;	/* descriptors the chain took in the ring (direct) */
+	u16 next;	/* shadow of desc[i].next: the free list and chains */
+};
+
+/* Why vblk_ring_get_used() refused a used element. */
+enum vblk_ring_err {
+	VBLK_RING_OK = 0,
+	VBLK_RING_E_IDX,	/* used->idx ran past what was made available */
+	VBLK_RING_E_ID,		/* used.id out of range */
+	VBLK_RING_E_IDLE,	/* used.id names a slot not in flight */
+	VBLK_RING_E_LEN,	/* used.len larger than the writable buffers */
+};
+
+struct vblk_ring {
+	/* Set by vblk_ring_init(), read-only afterwards. */
+	struct vblk_desc *desc;
+	struct vblk_avail *avail;
+	struct vblk_used *used;
+	struct vblk_ring_slot *slot;
+	u64 desc_addr, avail_addr, used_addr;	/* bus addresses */
+	u16 num;		/* power of two */
+	bool event_idx;		/* VIRTIO_F_RING_EVENT_IDX negotiated */
+	bool indirect;		/* one slot per request, head index = tag */
+
+	/* Producer side. */
+	u16 avail_idx;		/* next avail->idx to publish (shadow) */
+	u16 kick_idx;		/* avail->idx at the last kick_prepare */
+	u16 free_head;		/* direct mode: free descriptor list */
+	u16 num_free;
+	u16 avail_flags;	/* shadow of avail->flags */
+
+	/* Consumer side. */
+	u16 last_used;		/* next used element to harvest */
+	u16 in_flight;		/* chains the device owns */
+
+	/* Set on the first invalid device write; the ring then refuses work. */
+	bool broken;
+	enum vblk_ring_err err;
+	u32 err_val;		/* the offending value, for the report */
+};
+
+/* Bytes of ring memory for num entries (desc, avail, used, 16-byte aligned). */
+size_t vblk_ring_mem_size(unsigned int num);
+
+/*
+ * Lay out a ring in mem (zeroed by the caller, at least
+ * vblk_ring_mem_size(num) bytes, 16-byte aligned, bus address addr) with a
+ * slot array of num entries. num must be a power of two <= 32768.
+ * Returns 0 or -EINVAL.
+ */
+int vblk_ring_init(struct vblk_ring *r, void *mem, u64 addr, unsigned int num,
+		   struct vblk_ring_slot *slot, bool event_idx, bool indirect);
+
+/* Fill one descriptor of a driver-built table (a request's descriptors). */
+static inline void vblk_desc_set(struct vblk_desc *d, u64 addr, u32 len,
+				 bool device_writes)
+{
+	d->addr = cpu_to_le64(addr);
+	d->len = cpu_to_le32(len);
+	d->flags = cpu_to_le16(device_writes ? VBLK_DESC_F_WRITE : 0);
+	d->next = 0;
+}
+
+/*
+ * Make a request available. tbl[0..n-1] are its descriptors, readable ones
+ * first (filled with vblk_desc_set); tbl_addr is their bus address.
+ *
+ * Indirect ring: the chain is one descriptor at index head (the caller's
+ * tag, < num) pointing at tbl; tbl's NEXT links are set here.
+ * Direct ring: head is ignored; tbl is copied into free ring descriptors.
+ *
+ * The avail entry is written but not published: see vblk_ring_publish().
+ * Returns 0, -ENOSPC (direct ring full), -EBUSY (head in flight),
+ * -EINVAL (bad arguments) or -EIO (ring broken).
+ */
+int vblk_ring_add(struct vblk_ring *r, u16 head, struct vblk_desc *tbl,
+		  u64 tbl_addr, unsigned int n, void *token);
+
+/* Make every added entry visible to the device (write avail->idx). */
+void vblk_ring_publish(struct vblk_ring *r);
+
+/*
+ * After publish: does the device want a notification for what was published
+ * since the last call? Honours avail_event (EVENT_IDX) or
+ * VBLK_USED_F_NO_NOTIFY. The doorbell itself is the caller's business.
+ */
+bool vblk_ring_kick_prepare(struct vblk_ring *r);
+
+/* Is there a used element to harvest? */
+bool vblk_ring_has_used(struct vblk_ring *r);
+
+/*
+ * Harvest one used element. Returns 1 with *token and *len set, 0 when
+ * there is nothing to harvest, -EIO when the device wrote something invalid
+ * (r->broken is then set, r->err/r->err_val say what; nothing is touched).
+ */
+int vblk_ring_get_used(struct vblk_ring *r, void **token, u32 *len);
+
+/* Ask the device not to interrupt (best effort with EVENT_IDX). */
+void vblk_ring_disable_cb(struct vblk_ring *r);
+
+/*
+ * Ask for an interrupt at the next used element. Returns false if used
+ * elements already wait (the caller must harvest again, or it may miss an
+ * interrupt), true if the ring was idle when re-armed.
+ */
+bool vblk_ring_enable_cb(struct vblk_ring *r);
+
+/*
+ * Take back every in-flight chain after the device was reset; calls fn
+ * for each token. Used only when the device no longer owns the ring.
+ */
+void vblk_ring_reclaim(struct vblk_ring *r, void (*fn)(void *token, void *arg),
+		       void *arg);
+
+#endif /* VBLK_RING_H */
