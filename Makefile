@@ -23,7 +23,7 @@ all modules:
 	scripts/kbuild $(KVER)
 else
 all modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	scripts/kbuild --kdir $(KDIR)
 endif
 
 lint:

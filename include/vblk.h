@@ -99,8 +99,14 @@ struct vblk_stats {
  * descriptor table (used as the indirect table, or copied into the ring
  * when indirect descriptors are not negotiated).
  */
+struct vblk_req_hdr {
+	__le32 type;
+	__le32 ioprio;
+	__le64 sector;
+};
+
 struct vblk_tag_dma {
-	struct virtio_blk_outhdr hdr;
+	struct vblk_req_hdr hdr;
 	u8 status;
 	u8 pad[15];
 	struct vblk_desc tbl[];
@@ -150,6 +156,7 @@ struct vblk_dev {
 	struct work_struct config_work;	/* capacity change */
 	struct work_struct fail_work;	/* device broke: reset, fail I/O */
 	atomic_t broken;		/* set once, never cleared */
+	bool live;			/* disk added, until remove starts */
 	u64 config_irqs;
 	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
 };
@@ -193,14 +200,12 @@ void vblk_irqs_free(struct vblk_dev *vb);
 void vblk_irqs_sync(struct vblk_dev *vb);
 void vblk_queue_init_completion(struct vblk_queue *q);
 void vblk_queue_stop_completion(struct vblk_queue *q);
-int vblk_queue_harvest(struct vblk_queue *q, int budget,
-		       struct io_comp_batch *iob);
+int vblk_queue_harvest(struct vblk_queue *q, int budget);
 
 /* vblk_mq.c: blk-mq */
 extern const struct blk_mq_ops vblk_mq_ops;
 unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
-void vblk_mq_complete_used(struct vblk_queue *q, void *token,
-			   struct io_comp_batch *iob);
+void vblk_mq_complete_used(struct vblk_queue *q, void *token);
 void vblk_mq_fail_inflight(struct vblk_dev *vb);
 int vblk_mq_get_serial(struct vblk_dev *vb);
 

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel API differences between the kernels vblk supports (6.1 .. 7.x).
+ *
+ * Every choice here is made by a compile probe (compat/<name>.c, run by
+ * scripts/kbuild with the target kernel's kbuild), never by a version
+ * number: distribution kernels backport APIs. The driver calls only the
+ * vblk_* wrappers below for the APIs that differ.
+ */
+#ifndef VBLK_COMPAT_H
+#define VBLK_COMPAT_H
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/hdreg.h>
+#include <linux/pci.h>
+
+#include "vblk_compat_probes.h"
+
+/* Limits the driver derives from the device config. */
+struct vblk_limits {
+	unsigned int logical_block_size;
+	unsigned int physical_block_size;
+	unsigned int alignment_offset;
+	unsigned int io_min;
+	unsigned int io_opt;
+	unsigned int max_segments;
+	unsigned int max_segment_size;
+	unsigned int max_hw_sectors;
+	bool write_cache;
+};
+
+#ifdef VBLK_HAVE_ALLOC_DISK_LIM
+static inline struct gendisk *vblk_alloc_disk(struct blk_mq_tag_set *set,
+					      const struct vblk_limits *l,
+					      void *data)
+{
+	struct queue_limits lim = {
+		.logical_block_size = l->logical_block_size,
+		.physical_block_size = l->physical_block_size,
+		.alignment_offset = l->alignment_offset,
+		.io_min = l->io_min,
+		.io_opt = l->io_opt,
+		.max_segments = l->max_segments,
+		.max_segment_size = l->max_segment_size,
+		.max_hw_sectors = l->max_hw_sectors,
+	};
+
+#ifdef VBLK_HAVE_FEAT_WRITE_CACHE
+	if (l->write_cache)
+		lim.features |= BLK_FEAT_WRITE_CACHE;
+#endif
+	return blk_mq_alloc_disk(set, &lim, data);
+}
+#else
+static inline struct gendisk *vblk_alloc_disk(struct blk_mq_tag_set *set,
+					      const struct vblk_limits *l,
+					      void *data)
+{
+	struct gendisk *disk = blk_mq_alloc_disk(set, data);
+	struct request_queue *q;
+
+	if (IS_ERR(disk))
+		return disk;
+	q = disk->queue;
+	blk_queue_logical_block_size(q, l->logical_block_size);
+	blk_queue_physical_block_size(q, l->physical_block_size);
+	blk_queue_alignment_offset(q, l->alignment_offset);
+	blk_queue_io_min(q, l->io_min);
+	blk_queue_io_opt(q, l->io_opt);
+	blk_queue_max_segments(q, l->max_segments);
+	blk_queue_max_segment_size(q, l->max_segment_size);
+	blk_queue_max_hw_sectors(q, l->max_hw_sectors);
+	blk_queue_write_cache(q, l->write_cache, false);
+	return disk;
+}
+#endif
+
+/* Old kernels set the write cache flag on the queue, not in the limits. */
+#if defined(VBLK_HAVE_ALLOC_DISK_LIM) && !defined(VBLK_HAVE_FEAT_WRITE_CACHE)
+#error "vblk: queue limits without features are not supported"
+#endif
+
+static inline int vblk_rq_map_sg(struct request *rq, struct scatterlist *sg)
+{
+#ifdef VBLK_HAVE_MAP_SG_RQ
+	return blk_rq_map_sg(rq, sg);
+#else
+	return blk_rq_map_sg(rq->q, rq, sg);
+#endif
+}
+
+static inline int vblk_rq_map_kern(struct request *rq, void *buf,
+				   unsigned int len)
+{
+#ifdef VBLK_HAVE_MAP_KERN_RQ
+	return blk_rq_map_kern(rq, buf, len, GFP_KERNEL);
+#else
+	return blk_rq_map_kern(rq->q, rq, buf, len, GFP_KERNEL);
+#endif
+}
+
+/* The list queue_rqs() gets, and the two operations vblk needs on it. */
+#ifdef VBLK_HAVE_STRUCT_RQ_LIST
+typedef struct rq_list vblk_rq_list;
+#define VBLK_RQ_LIST_EMPTY	{}
+
+static inline struct request *vblk_rq_list_pop(vblk_rq_list *l)
+{
+	return rq_list_pop(l);
+}
+
+static inline void vblk_rq_list_add(vblk_rq_list *l, struct request *rq)
+{
+	rq_list_add_tail(l, rq);
+}
+#else
+typedef struct request *vblk_rq_list;
+#define VBLK_RQ_LIST_EMPTY	NULL
+
+static inline struct request *vblk_rq_list_pop(vblk_rq_list *l)
+{
+	return rq_list_pop(l);
+}
+
+static inline void vblk_rq_list_add(vblk_rq_list *l, struct request *rq)
+{
+	rq_list_add(l, rq);
+}
+#endif
+
+/* getgeo's first argument. */
+#ifdef VBLK_HAVE_GETGEO_DISK
+#define VBLK_GETGEO_ARG			struct gendisk *
+#define vblk_getgeo_disk(arg)		(arg)
+#else
+#define VBLK_GETGEO_ARG			struct block_device *
+#define vblk_getgeo_disk(arg)		((arg)->bd_disk)
+#endif
+
+#ifdef VBLK_HAVE_PCI_IRQ_INTX
+#define VBLK_PCI_IRQ_INTX	PCI_IRQ_INTX
+#else
+#define VBLK_PCI_IRQ_INTX	PCI_IRQ_LEGACY
+#endif
+
+#ifdef VBLK_HAVE_MQ_SHOULD_MERGE
+#define VBLK_MQ_F_MERGE		BLK_MQ_F_SHOULD_MERGE
+#else
+#define VBLK_MQ_F_MERGE		0
+#endif
+
+#endif /* VBLK_COMPAT_H */

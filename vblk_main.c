@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vblk: a virtio-blk driver with its own virtio-pci transport and split
+ * virtqueues.
+ *
+ * This file: module parameters, the PCI driver, probe and remove, feature
+ * negotiation, the device config and the gendisk built from it, sysfs,
+ * config changes and the handling of a device that broke.
+ */
+#include <linux/blkdev.h>
+#include <linux/hdreg.h>
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_pci.h>
+#include <uapi/linux/virtio_ring.h>
+
+#include "vblk.h"
+#include "vblk_compat.h"
+
+/* ---- module parameters ------------------------------------------------ */
+
+bool vblk_notify_in_lock;
+module_param_named(notify_in_lock, vblk_notify_in_lock, bool, 0644);
+MODULE_PARM_DESC(notify_in_lock,
+		 "Write the doorbell before dropping the queue lock (seed 000 A/B; default 0)");
+
+unsigned int vblk_poll_budget = 64;
+static int vblk_set_budget(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int err = kstrtouint(val, 0, &v);
+
+	if (err)
+		return err;
+	if (v < 1 || v > 4096)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops vblk_budget_ops = {
+	.set = vblk_set_budget,
+	.get = param_get_uint,
+};
+module_param_cb(poll_budget, &vblk_budget_ops, &vblk_poll_budget, 0644);
+MODULE_PARM_DESC(poll_budget,
+		 "Completions per irq_poll run in softirq mode, 1..4096 (default 64; applies at bind)");
+
+static unsigned int vblk_num_queues;
+module_param_named(num_queues, vblk_num_queues, uint, 0644);
+MODULE_PARM_DESC(num_queues,
+		 "Interrupt-driven queues per disk; 0 = min(device queues, CPUs) (applies at bind)");
+
+static unsigned int vblk_poll_queues;
+module_param_named(poll_queues, vblk_poll_queues, uint, 0644);
+MODULE_PARM_DESC(poll_queues, "Extra polled queues for io_uring IOPOLL (default 0; applies at bind)");
+
+static unsigned int vblk_queue_depth;
+module_param_named(queue_depth, vblk_queue_depth, uint, 0644);
+MODULE_PARM_DESC(queue_depth, "Tags per queue; 0 = the ring size, at most 1024 (applies at bind)");
+
+static unsigned int vblk_max_segments = 254;
+module_param_named(max_segments, vblk_max_segments, uint, 0644);
+MODULE_PARM_DESC(max_segments, "Cap on data segments per request (default 254; applies at bind)");
+
+static bool vblk_use_indirect = true;
+module_param_named(indirect, vblk_use_indirect, bool, 0644);
+MODULE_PARM_DESC(indirect, "Negotiate indirect descriptors when offered (default 1; applies at bind)");
+
+static bool vblk_use_event_idx = true;
+module_param_named(event_idx, vblk_use_event_idx, bool, 0644);
+MODULE_PARM_DESC(event_idx, "Negotiate the event index when offered (default 1; applies at bind)");
+
+static char *vblk_disk_prefix = "vd";
+module_param_named(disk_prefix, vblk_disk_prefix, charp, 0444);
+MODULE_PARM_DESC(disk_prefix, "Disk name prefix (default \"vd\"; see README for mixed guests)");
+
+static const char * const vblk_irq_mode_names[] = {
+	[VBLK_IRQ_AUTO] = "auto", [VBLK_IRQ_MSIX] = "msix",
+	[VBLK_IRQ_SHARED] = "shared", [VBLK_IRQ_INTX] = "intx",
+};
+
+static const char * const vblk_complete_names[] = {
+	[VBLK_COMPLETE_AUTO] = "auto", [VBLK_COMPLETE_HARDIRQ] = "hardirq",
+	[VBLK_COMPLETE_SOFTIRQ] = "softirq",
+};
+
+struct vblk_enum_param {
+	unsigned int *val;
+	const char * const *names;
+	unsigned int count;
+};
+
+static int vblk_enum_set(const char *val, const struct kernel_param *kp)
+{
+	const struct vblk_enum_param *p = kp->arg;
+	int i = __sysfs_match_string(p->names, p->count, val);
+
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(*p->val, i);
+	return 0;
+}
+
+static int vblk_enum_get(char *buf, const struct kernel_param *kp)
+{
+	const struct vblk_enum_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", p->names[READ_ONCE(*p->val)]);
+}
+
+static const struct kernel_param_ops vblk_enum_ops = {
+	.set = vblk_enum_set,
+	.get = vblk_enum_get,
+};
+
+static unsigned int vblk_irq_mode_param;
+static struct vblk_enum_param vblk_irq_mode_p = {
+	&vblk_irq_mode_param, vblk_irq_mode_names, ARRAY_SIZE(vblk_irq_mode_names)
+};
+module_param_cb(irq_mode, &vblk_enum_ops, &vblk_irq_mode_p, 0644);
+MODULE_PARM_DESC(irq_mode, "auto|msix|shared|intx (applies at bind)");
+
+static unsigned int vblk_complete_param;
+static struct vblk_enum_param vblk_complete_p = {
+	&vblk_complete_param, vblk_complete_names, ARRAY_SIZE(vblk_complete_names)
+};
+module_param_cb(complete, &vblk_enum_ops, &vblk_complete_p, 0644);
+MODULE_PARM_DESC(complete,
+		 "auto|hardirq|softirq; auto = softirq when queues share a vector (applies at bind)");
+
+/* ---- disk names --------------------------------------------------------- */
+
+static DEFINE_IDA(vblk_index_ida);
+static DEFINE_MUTEX(vblk_name_lock);	/* name choice + add_disk */
+
+/* Same scheme as sd and virtio_blk: a..z, aa..zz, aaa.. */
+static void vblk_format_name(char *buf, size_t len, const char *prefix, int index)
+{
+	char suffix[8];
+	int i = sizeof(suffix) - 1;
+
+	suffix[i] = '\0';
+	do {
+		suffix[--i] = 'a' + index % 26;
+		index = index / 26 - 1;
+	} while (index >= 0 && i > 0);
+	snprintf(buf, len, "%s%s", prefix, &suffix[i]);
+}
+
+static bool vblk_name_taken(struct gendisk *disk, const char *name)
+{
+	struct device *d;
+
+	/* The class of our own (not yet added) disk is the block class. */
+	d = class_find_device_by_name(disk_to_dev(disk)->class, name);
+	if (!d)
+		return false;
+	put_device(d);
+	return true;
+}
+
+/*
+ * The lowest index whose name no block device holds. Called with
+ * vblk_name_lock held, up to add_disk, so two vblk probes cannot race; a
+ * driver outside vblk can still take a name at the same moment, which the
+ * disk_prefix parameter exists for.
+ */
+static int vblk_pick_name(struct vblk_dev *vb)
+{
+	struct gendisk *disk = vb->disk;
+	int index = 0;
+
+	for (;;) {
+		index = ida_alloc_min(&vblk_index_ida, index, GFP_KERNEL);
+		if (index < 0)
+			return index;
+		vblk_format_name(disk->disk_name, DISK_NAME_LEN,
+				 vblk_disk_prefix, index);
+		if (!vblk_name_taken(disk, disk->disk_name))
+			break;
+		ida_free(&vblk_index_ida, index);
+		index++;
+	}
+	vb->index = index;
+	return 0;
+}
+
+/* ---- device failure and config changes --------------------------------- */
+
+/*
+ * The device wrote something we cannot trust (or vanished). From now on
+ * every request fails; the work item resets the device so that it stops
+ * using our memory, then fails what it held.
+ */
+void vblk_device_failed(struct vblk_dev *vb, const char *why)
+{
+	if (atomic_xchg(&vb->broken, 1))
+		return;
+	dev_err(vblk_dev_of(vb), "device failed (%s): resetting it, failing all I/O\n",
+		why);
+	schedule_work(&vb->fail_work);
+}
+
+static void vblk_fail_work(struct work_struct *work)
+{
+	struct vblk_dev *vb = container_of(work, struct vblk_dev, fail_work);
+
+	blk_mq_quiesce_queue(vb->disk->queue);
+	vblk_pci_reset(&vb->pci);
+	vblk_irqs_sync(vb);
+	vblk_mq_fail_inflight(vb);
+	blk_mq_unquiesce_queue(vb->disk->queue);
+}
+
+void vblk_config_changed(struct vblk_dev *vb)
+{
+	schedule_work(&vb->config_work);
+}
+
+/* ---- config ------------------------------------------------------------- */
+
+#define CFG(f)	offsetof(struct virtio_blk_config, f)
+#define CFG_READ(vb, f, ptr) \
+	vblk_pci_read_config(&(vb)->pci, CFG(f), (ptr), \
+			     sizeof_field(struct virtio_blk_config, f))
+
+static bool vblk_has(struct vblk_dev *vb, unsigned int bit)
+{
+	return vb->pci.features & BIT_ULL(bit);
+}
+
+/* Capacity in 512-byte sectors, refused when it cannot be a real disk. */
+static int vblk_read_capacity(struct vblk_dev *vb, sector_t *sectors)
+{
+	__le64 cap;
+	int err = CFG_READ(vb, capacity, &cap);
+
+	if (err)
+		return err;
+	*sectors = le64_to_cpu(cap);
+	if (le64_to_cpu(cap) > (U64_MAX >> 10)) {
+		dev_err(vblk_dev_of(vb), "capacity %llu sectors is not plausible\n",
+			le64_to_cpu(cap));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void vblk_config_work(struct work_struct *work)
+{
+	struct vblk_dev *vb = container_of(work, struct vblk_dev, config_work);
+	sector_t sectors;
+
+	if (!READ_ONCE(vb->live) || atomic_read(&vb->broken) ||
+	    vblk_read_capacity(vb, &sectors))
+		return;
+	if (sectors != get_capacity(vb->disk)) {
+		dev_info(vblk_dev_of(vb), "%s: capacity now %llu sectors\n",
+			 vb->disk->disk_name, (unsigned long long)sectors);
+		set_capacity_and_notify(vb->disk, sectors);
+	}
+}
+
+static int vblk_read_u32(struct vblk_dev *vb, unsigned int off, u32 *v)
+{
+	__le32 x;
+	int err = vblk_pci_read_config(&vb->pci, off, &x, sizeof(x));
+
+	*v = le32_to_cpu(x);
+	return err;
+}
+
+/* Block sizes: logical from blk_size, physical and io hints from topology. */
+static int vblk_read_block_sizes(struct vblk_dev *vb, struct vblk_limits *l)
+{
+	struct device *dev = vblk_dev_of(vb);
+	u8 pexp = 0, align = 0;
+	__le16 min_io = 0;
+	__le32 opt_io = 0;
+	u32 bs = SECTOR_SIZE;
+
+	if (vblk_has(vb, VIRTIO_BLK_F_BLK_SIZE) &&
+	    vblk_read_u32(vb, CFG(blk_size), &bs))
+		return -EIO;
+	if (bs < SECTOR_SIZE || bs > PAGE_SIZE || !is_power_of_2(bs)) {
+		dev_err(dev, "block size %u is not a power of two in 512..%lu\n",
+			bs, PAGE_SIZE);
+		return -EINVAL;
+	}
+	l->logical_block_size = bs;
+	l->physical_block_size = bs;
+	if (!vblk_has(vb, VIRTIO_BLK_F_TOPOLOGY))
+		return 0;
+	if (CFG_READ(vb, physical_block_exp, &pexp) ||
+	    CFG_READ(vb, alignment_offset, &align) ||
+	    CFG_READ(vb, min_io_size, &min_io) ||
+	    CFG_READ(vb, opt_io_size, &opt_io))
+		return -EIO;
+	if (pexp > 12) {
+		dev_warn(dev, "ignoring topology: physical block exponent %u\n",
+			 pexp);
+		return 0;
+	}
+	l->physical_block_size = bs << pexp;
+	l->alignment_offset = bs * align;
+	l->io_min = bs * le16_to_cpu(min_io);
+	/* A 32-bit count of blocks can overflow bytes: such a hint is noise. */
+	if ((u64)bs * le32_to_cpu(opt_io) <= UINT_MAX)
+		l->io_opt = bs * le32_to_cpu(opt_io);
+	if (l->alignment_offset >= l->physical_block_size)
+		l->alignment_offset = 0;
+	return 0;
+}
+
+/* Segments: what the device takes, what a ring can carry, what we allow. */
+static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
+{
+	struct device *dev = vblk_dev_of(vb);
+	u32 seg_max = 1, size_max = U32_MAX;
+	unsigned int segs;
+
+	if (vblk_has(vb, VIRTIO_BLK_F_SEG_MAX) &&
+	    vblk_read_u32(vb, CFG(seg_max), &seg_max))
+		return -EIO;
+	if (vblk_has(vb, VIRTIO_BLK_F_SIZE_MAX) &&
+	    vblk_read_u32(vb, CFG(size_max), &size_max))
+		return -EIO;
+	if (!seg_max) {
+		dev_warn(dev, "seg_max 0: using 1 segment per request\n");
+		seg_max = 1;
+	}
+	if (size_max < PAGE_SIZE) {
+		dev_err(dev, "size_max %u below the page size\n", size_max);
+		return -EINVAL;
+	}
+	segs = min3(seg_max, vblk_max_segments ?: 1U, 1024U);
+	/* A direct chain needs its header and status descriptors too. */
+	if (!vb->indirect)
+		segs = min(segs, vb->ring_size - 2);
+	vb->max_segs = segs;
+	l->max_segments = segs;
+	l->max_segment_size = size_max;
+	l->max_hw_sectors = min_t(u64, (u64)segs * min_t(u32, size_max, SZ_1M),
+				  SZ_32M) >> SECTOR_SHIFT;
+	return 0;
+}
+
+static int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
+{
+	u8 wce = 1;
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	err = vblk_read_block_sizes(vb, l);
+	if (!err)
+		err = vblk_read_seg_limits(vb, l);
+	if (err)
+		return err;
+	if (vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE) && CFG_READ(vb, wce, &wce))
+		return -EIO;
+	l->write_cache = vblk_has(vb, VIRTIO_BLK_F_FLUSH) && wce;
+	return 0;
+}
+
+/* ---- features and queues ------------------------------------------------ */
+
+static u64 vblk_wanted_features(void)
+{
+	u64 f = BIT_ULL(VIRTIO_F_VERSION_1) | BIT_ULL(VIRTIO_F_ACCESS_PLATFORM) |
+		BIT_ULL(VIRTIO_BLK_F_SIZE_MAX) | BIT_ULL(VIRTIO_BLK_F_SEG_MAX) |
+		BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |
+		BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |
+		BIT_ULL(VIRTIO_BLK_F_TOPOLOGY) | BIT_ULL(VIRTIO_BLK_F_CONFIG_WCE) |
+		BIT_ULL(VIRTIO_BLK_F_MQ);
+
+	if (vblk_use_indirect)
+		f |= BIT_ULL(VIRTIO_RING_F_INDIRECT_DESC);
+	if (vblk_use_event_idx)
+		f |= BIT_ULL(VIRTIO_RING_F_EVENT_IDX);
+	return f;
+}
+
+static int vblk_negotiate(struct vblk_dev *vb)
+{
+	u64 offered = vblk_pci_device_features(&vb->pci);
+	int err;
+
+	if (!(offered & BIT_ULL(VIRTIO_F_VERSION_1))) {
+		dev_err(vblk_dev_of(vb), "device has no VIRTIO_F_VERSION_1: legacy devices are not supported\n");
+		return -ENODEV;
+	}
+	err = vblk_pci_set_features(&vb->pci, offered & vblk_wanted_features());
+	if (err)
+		return err;
+	vb->indirect = vblk_has(vb, VIRTIO_RING_F_INDIRECT_DESC);
+	vb->event_idx = vblk_has(vb, VIRTIO_RING_F_EVENT_IDX);
+	return 0;
+}
+
+/* How many virtqueues to use: device, transport and parameters agree. */
+static int vblk_count_queues(struct vblk_dev *vb)
+{
+	struct device *dev = vblk_dev_of(vb);
+	unsigned int dev_q = 1, want;
+	__le16 nq;
+
+	if (vblk_has(vb, VIRTIO_BLK_F_MQ)) {
+		if (CFG_READ(vb, num_queues, &nq))
+			return -EIO;
+		dev_q = le16_to_cpu(nq);
+		if (!dev_q) {
+			dev_warn(dev, "device reports 0 queues: using 1\n");
+			dev_q = 1;
+		}
+	}
+	if (dev_q > vblk_pci_num_queues(&vb->pci)) {
+		dev_warn(dev, "config says %u queues, transport has %u\n",
+			 dev_q, vblk_pci_num_queues(&vb->pci));
+		dev_q = vblk_pci_num_queues(&vb->pci);
+		if (!dev_q)
+			return -ENODEV;
+	}
+	want = vblk_num_queues ?: num_online_cpus();
+	want = min3(want, dev_q, (unsigned int)VBLK_MAX_QUEUES);
+	vb->nr_poll = min(vblk_poll_queues, dev_q - want);
+	vb->nr_queues = want + vb->nr_poll;
+	return 0;
+}
+
+/* One ring size for all queues: the smallest the device allows, 2^n. */
+static int vblk_pick_ring_size(struct vblk_dev *vb)
+{
+	unsigned int i, size = VBLK_RING_MAX_SIZE;
+
+	for (i = 0; i < vb->nr_queues; i++) {
+		u16 max = vblk_pci_queue_max_size(&vb->pci, i);
+
+		if (!max) {
+			dev_err(vblk_dev_of(vb), "queue %u unavailable (size 0)\n", i);
+			return -ENODEV;
+		}
+		size = min_t(unsigned int, size, rounddown_pow_of_two(max));
+	}
+	if (size < 4) {
+		dev_err(vblk_dev_of(vb), "queue size %u too small\n", size);
+		return -EINVAL;
+	}
+	vb->ring_size = size;
+	vb->depth = min3(vblk_queue_depth ?: size, size, 1024U);
+	return 0;
+}
+
+static int vblk_setup_irqs(struct vblk_dev *vb)
+{
+	enum vblk_irq_mode mode = READ_ONCE(vblk_irq_mode_param);
+	unsigned int irq_q = vb->nr_queues - vb->nr_poll;
+	int err = -ENODEV;
+
+	if (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_MSIX)
+		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_MSIX, irq_q);
+	if (err && (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_SHARED))
+		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_SHARED, irq_q);
+	if (err && (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_INTX))
+		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_INTX, irq_q);
+	if (err) {
+		dev_err(vblk_dev_of(vb), "no interrupts in mode %s (%d)\n",
+			vblk_irq_mode_names[mode], err);
+		return err;
+	}
+	vb->complete = READ_ONCE(vblk_complete_param);
+	if (vb->complete == VBLK_COMPLETE_AUTO)
+		vb->complete = vb->pci.irq_mode == VBLK_IRQ_MSIX ?
+			       VBLK_COMPLETE_HARDIRQ : VBLK_COMPLETE_SOFTIRQ;
+	return 0;
+}
+
+static void vblk_free_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
+{
+	vblk_dma_free(&vb->pci, q->ring_bytes, q->ring_mem, q->ring_dma);
+	vblk_dma_free(&vb->pci, q->tag_bytes, q->tag_mem, q->tag_dma);
+	kfree(q->slot);
+}
+
+static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
+{
+	q->ring_bytes = PAGE_ALIGN(vblk_ring_mem_size(vb->ring_size));
+	q->ring_mem = vblk_dma_alloc(&vb->pci, q->ring_bytes, &q->ring_dma);
+	q->tag_bytes = PAGE_ALIGN((size_t)vb->depth * vb->tag_stride);
+	q->tag_mem = vblk_dma_alloc(&vb->pci, q->tag_bytes, &q->tag_dma);
+	q->slot = kcalloc(vb->ring_size, sizeof(*q->slot), GFP_KERNEL);
+	if (!q->ring_mem || !q->tag_mem || !q->slot) {
+		vblk_free_queue_mem(vb, q);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
+{
+	struct vblk_queue *q = &vb->queues[i];
+	bool polled = i >= vb->nr_queues - vb->nr_poll;
+	u16 vector = VIRTIO_MSI_NO_VECTOR;
+	int err;
+
+	spin_lock_init(&q->lock);
+	q->vb = vb;
+	q->index = i;
+	q->polled = polled;
+	q->softirq = !polled && vb->complete == VBLK_COMPLETE_SOFTIRQ;
+	err = vblk_alloc_queue_mem(vb, q);
+	if (err)
+		return err;
+	err = vblk_ring_init(&q->ring, q->ring_mem, q->ring_dma, vb->ring_size,
+			     q->slot, vb->event_idx, vb->indirect);
+	if (err)
+		goto free;
+	if (polled)
+		vblk_ring_disable_cb(&q->ring);
+	else if (vb->pci.irq_mode == VBLK_IRQ_MSIX)
+		vector = i + 1;
+	else if (vb->pci.irq_mode == VBLK_IRQ_SHARED)
+		vector = 1;
+	err = vblk_pci_setup_queue(&vb->pci, i, vb->ring_size,
+				   q->ring.desc_addr, q->ring.avail_addr,
+				   q->ring.used_addr, vector, &q->doorbell);
+	if (err)
+		goto free;
+	vblk_queue_init_completion(q);
+	return 0;
+free:
+	vblk_free_queue_mem(vb, q);
+	return err;
+}
+
+static void vblk_free_queues(struct vblk_dev *vb, unsigned int n)
+{
+	while (n--) {
+		vblk_queue_stop_completion(&vb->queues[n]);
+		vblk_free_queue_mem(vb, &vb->queues[n]);
+	}
+	kfree(vb->queues);
+	vb->queues = NULL;
+}
+
+static int vblk_setup_queues(struct vblk_dev *vb)
+{
+	unsigned int i;
+	int err;
+
+	vb->tag_stride = ALIGN(sizeof(struct vblk_tag_dma) +
+			       (vb->max_segs + 2) * sizeof(struct vblk_desc), 64);
+	vb->queues = kcalloc(vb->nr_queues, sizeof(*vb->queues), GFP_KERNEL);
+	if (!vb->queues)
+		return -ENOMEM;
+	for (i = 0; i < vb->nr_queues; i++) {
+		err = vblk_setup_queue(vb, i);
+		if (err) {
+			vblk_free_queues(vb, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* ---- gendisk ------------------------------------------------------------ */
+
+static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
+{
+	struct vblk_dev *vb = vblk_getgeo_disk(arg)->private_data;
+	struct virtio_blk_geometry g;
+
+	if (vblk_has(vb, VIRTIO_BLK_F_GEOMETRY) &&
+	    !CFG_READ(vb, geometry, &g) && g.heads && g.sectors) {
+		geo->heads = g.heads;
+		geo->sectors = g.sectors;
+		geo->cylinders = le16_to_cpu((__force __le16)g.cylinders);
+		return 0;
+	}
+	/* The usual made-up geometry of disks that have none. */
+	geo->heads = 64;
+	geo->sectors = 32;
+	geo->cylinders = get_capacity(vblk_getgeo_disk(arg)) >> 11;
+	return 0;
+}
+
+static const struct block_device_operations vblk_fops = {
+	.owner	= THIS_MODULE,
+	.getgeo	= vblk_getgeo,
+};
+
+static int vblk_init_tag_set(struct vblk_dev *vb)
+{
+	struct blk_mq_tag_set *set = &vb->tag_set;
+
+	set->ops = &vblk_mq_ops;
+	set->nr_hw_queues = vb->nr_queues;
+	set->nr_maps = vb->nr_poll ? HCTX_MAX_TYPES : 1;
+	set->queue_depth = vb->depth;
+	set->numa_node = dev_to_node(vblk_dev_of(vb));
+	set->flags = VBLK_MQ_F_MERGE;
+	set->cmd_size = vblk_mq_cmd_size(vb);
+	set->driver_data = vb;
+	return blk_mq_alloc_tag_set(set);
+}
+
+static int vblk_create_disk(struct vblk_dev *vb, const struct vblk_limits *lim)
+{
+	sector_t sectors;
+	int err;
+
+	err = vblk_read_capacity(vb, &sectors);
+	if (err)
+		return err;
+	err = vblk_init_tag_set(vb);
+	if (err)
+		return err;
+	vb->disk = vblk_alloc_disk(&vb->tag_set, lim, vb);
+	if (IS_ERR(vb->disk)) {
+		err = PTR_ERR(vb->disk);
+		vb->disk = NULL;
+		blk_mq_free_tag_set(&vb->tag_set);
+		return err;
+	}
+	vb->disk->fops = &vblk_fops;
+	vb->disk->private_data = vb;
+	set_capacity(vb->disk, sectors);
+	set_disk_ro(vb->disk, vblk_has(vb, VIRTIO_BLK_F_RO));
+	return 0;
+}
+
+static void vblk_destroy_disk(struct vblk_dev *vb)
+{
+	put_disk(vb->disk);
+	blk_mq_free_tag_set(&vb->tag_set);
+}
+
+/* ---- sysfs -------------------------------------------------------------- */
+
+static struct vblk_dev *vblk_from_dev(struct device *dev)
+{
+	return dev_to_disk(dev)->private_data;
+}
+
+static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n", vblk_from_dev(dev)->serial);
+}
+static DEVICE_ATTR_RO(serial);
+
+static struct attribute *vblk_disk_attrs[] = {
+	&dev_attr_serial.attr,
+	NULL,
+};
+
+static const struct attribute_group vblk_disk_group = {
+	.attrs = vblk_disk_attrs,
+};
+
+static void vblk_sum_stats(struct vblk_dev *vb, struct vblk_stats *sum)
+{
+	unsigned int i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < vb->nr_queues; i++) {
+		const struct vblk_stats *s = &vb->queues[i].stats;
+
+		sum->requests += READ_ONCE(s->requests);
+		sum->doorbells += READ_ONCE(s->doorbells);
+		sum->suppressed += READ_ONCE(s->suppressed);
+		sum->completions += READ_ONCE(s->completions);
+		sum->max_batch = max(sum->max_batch, READ_ONCE(s->max_batch));
+		sum->ring_full += READ_ONCE(s->ring_full);
+		sum->irqs += READ_ONCE(s->irqs);
+		sum->spurious += READ_ONCE(s->spurious);
+		sum->polls += READ_ONCE(s->polls);
+	}
+}
+
+static int vblk_emit_stats(char *buf, int len, const char *name,
+			   const struct vblk_stats *s)
+{
+	return len + sysfs_emit_at(buf, len,
+		"%-6s %12llu %12llu %12llu %12llu %9llu %9llu %12llu %12llu %12llu\n",
+		name, s->requests, s->doorbells, s->suppressed, s->completions,
+		s->max_batch, s->ring_full, s->irqs, s->spurious, s->polls);
+}
+
+/* One line per queue and a total; writing anything resets them all. */
+static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	struct vblk_stats sum;
+	char name[12];
+	unsigned int i;
+	int len;
+
+	len = sysfs_emit(buf, "%-6s %12s %12s %12s %12s %9s %9s %12s %12s %12s\n",
+			 "queue", "requests", "doorbells", "suppressed",
+			 "completions", "max_batch", "ring_full", "irqs",
+			 "spurious", "polls");
+	for (i = 0; i < vb->nr_queues; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		len = vblk_emit_stats(buf, len, name, &vb->queues[i].stats);
+	}
+	vblk_sum_stats(vb, &sum);
+	len = vblk_emit_stats(buf, len, "total", &sum);
+	len += sysfs_emit_at(buf, len, "device_irqs %llu config_irqs %llu\n",
+			     READ_ONCE(vb->shared_irqs), READ_ONCE(vb->config_irqs));
+	return len;
+}
+
+static ssize_t counters_store(struct device *dev, struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < vb->nr_queues; i++) {
+		struct vblk_queue *q = &vb->queues[i];
+
+		spin_lock_irqsave(&q->lock, flags);
+		memset(&q->stats, 0, sizeof(q->stats));
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+	vb->shared_irqs = 0;
+	vb->config_irqs = 0;
+	return count;
+}
+static DEVICE_ATTR_RW(counters);
+
+static ssize_t config_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+
+	return sysfs_emit(buf,
+		"features %#llx\nqueues %u\npoll_queues %u\nring_size %u\nqueue_depth %u\n"
+		"max_segments %u\nindirect %u\nevent_idx %u\nirq_mode %s\nvectors %d\n"
+		"complete %s\ndma_api %u\nbroken %d\n",
+		(unsigned long long)vb->pci.features, vb->nr_queues - vb->nr_poll,
+		vb->nr_poll, vb->ring_size, vb->depth, vb->max_segs, vb->indirect,
+		vb->event_idx, vblk_irq_mode_names[vb->pci.irq_mode], vb->pci.nvec,
+		vblk_complete_names[vb->complete], vb->pci.dma_api,
+		atomic_read(&vb->broken));
+}
+static DEVICE_ATTR_RO(config);
+
+static struct attribute *vblk_attrs[] = {
+	&dev_attr_counters.attr,
+	&dev_attr_config.attr,
+	NULL,
+};
+
+static const struct attribute_group vblk_attr_group = {
+	.name = "vblk",
+	.attrs = vblk_attrs,
+};
+
+static const struct attribute_group *vblk_attr_groups[] = {
+	&vblk_disk_group,
+	&vblk_attr_group,
+	NULL,
+};
+
+/* ---- probe and remove --------------------------------------------------- */
+
+/* Transport up, device acknowledged, features agreed, queues counted. */
+static int vblk_start_device(struct vblk_dev *vb)
+{
+	int err;
+
+	vblk_pci_reset(&vb->pci);
+	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER);
+	err = vblk_negotiate(vb);
+	if (!err)
+		err = vblk_count_queues(vb);
+	if (!err)
+		err = vblk_pick_ring_size(vb);
+	return err;
+}
+
+static int vblk_add_disk(struct vblk_dev *vb)
+{
+	int err;
+
+	err = vblk_mq_get_serial(vb);
+	if (err)
+		dev_info(vblk_dev_of(vb), "no serial from the device (%d)\n", err);
+	mutex_lock(&vblk_name_lock);
+	err = vblk_pick_name(vb);
+	if (!err) {
+		err = device_add_disk(vblk_dev_of(vb), vb->disk, vblk_attr_groups);
+		if (err)
+			ida_free(&vblk_index_ida, vb->index);
+	}
+	mutex_unlock(&vblk_name_lock);
+	return err;
+}
+
+static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vblk_limits lim;
+	struct vblk_dev *vb;
+	int err;
+
+	vb = kzalloc(sizeof(*vb), GFP_KERNEL);
+	if (!vb)
+		return -ENOMEM;
+	INIT_WORK(&vb->config_work, vblk_config_work);
+	INIT_WORK(&vb->fail_work, vblk_fail_work);
+	pci_set_drvdata(pdev, vb);
+
+	err = vblk_pci_init(&vb->pci, pdev);
+	if (err)
+		goto err_free;
+	err = vblk_start_device(vb);
+	if (err)
+		goto err_reset;
+	/* Segment limits size the per-tag tables, so read them first. */
+	err = vblk_read_limits(vb, &lim);
+	if (err)
+		goto err_reset;
+	err = vblk_setup_irqs(vb);
+	if (err)
+		goto err_reset;
+	err = vblk_setup_queues(vb);
+	if (err)
+		goto err_vectors;
+	err = vblk_pci_set_config_vector(&vb->pci, 0);
+	if (err)
+		goto err_queues;
+	err = vblk_irqs_request(vb);
+	if (err)
+		goto err_queues;
+	err = vblk_create_disk(vb, &lim);
+	if (err)
+		goto err_irqs;
+	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
+	err = vblk_add_disk(vb);
+	if (err)
+		goto err_disk;
+	WRITE_ONCE(vb->live, true);
+
+	dev_info(&pdev->dev,
+		 "%s: %llu sectors, %u+%u queues x %u (depth %u), %s vectors, %s completion%s%s\n",
+		 vb->disk->disk_name, (unsigned long long)get_capacity(vb->disk),
+		 vb->nr_queues - vb->nr_poll, vb->nr_poll, vb->ring_size, vb->depth,
+		 vblk_irq_mode_names[vb->pci.irq_mode],
+		 vblk_complete_names[vb->complete],
+		 vb->indirect ? ", indirect" : "",
+		 vb->event_idx ? ", event idx" : "");
+	return 0;
+
+err_disk:
+	vblk_pci_reset(&vb->pci);
+	vblk_destroy_disk(vb);
+err_irqs:
+	vblk_irqs_free(vb);
+	cancel_work_sync(&vb->config_work);
+	cancel_work_sync(&vb->fail_work);
+err_queues:
+	vblk_pci_reset(&vb->pci);
+	vblk_free_queues(vb, vb->nr_queues);
+err_vectors:
+	vblk_pci_free_vectors(&vb->pci);
+err_reset:
+	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_FAILED);
+	vblk_pci_exit(&vb->pci);
+err_free:
+	kfree(vb);
+	return err;
+}
+
+static void vblk_remove(struct pci_dev *pdev)
+{
+	struct vblk_dev *vb = pci_get_drvdata(pdev);
+
+	/* A device that is gone will not answer: fail its I/O first. */
+	if (!pci_device_is_present(pdev))
+		vblk_device_failed(vb, "device removed");
+	flush_work(&vb->fail_work);
+	WRITE_ONCE(vb->live, false);
+	del_gendisk(vb->disk);
+	cancel_work_sync(&vb->config_work);
+	flush_work(&vb->fail_work);
+	vblk_pci_reset(&vb->pci);
+	vblk_irqs_free(vb);
+	vblk_free_queues(vb, vb->nr_queues);
+	vblk_pci_free_vectors(&vb->pci);
+	mutex_lock(&vblk_name_lock);
+	ida_free(&vblk_index_ida, vb->index);
+	mutex_unlock(&vblk_name_lock);
+	vblk_destroy_disk(vb);
+	vblk_pci_exit(&vb->pci);
+	kfree(vb);
+}
+
+static void vblk_shutdown(struct pci_dev *pdev)
+{
+	struct vblk_dev *vb = pci_get_drvdata(pdev);
+
+	vblk_pci_reset(&vb->pci);
+}
+
+/*
+ * No MODULE_DEVICE_TABLE on purpose: vblk never loads by itself and never
+ * takes a disk another driver could hold; users bind it (see README).
+ */
+static const struct pci_device_id vblk_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1001) },
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1040 + VIRTIO_ID_BLOCK) },
+	{ }
+};
+
+static struct pci_driver vblk_driver = {
+	.name		= VBLK_NAME,
+	.id_table	= vblk_ids,
+	.probe		= vblk_probe,
+	.remove		= vblk_remove,
+	.shutdown	= vblk_shutdown,
+};
+
+static int __init vblk_init(void)
+{
+	return pci_register_driver(&vblk_driver);
+}
+
+static void __exit vblk_exit(void)
+{
+	pci_unregister_driver(&vblk_driver);
+	ida_destroy(&vblk_index_ida);
+}
+
+module_init(vblk_init);
+module_exit(vblk_exit);
+MODULE_DESCRIPTION("virtio-blk driver with its own virtio-pci transport and split rings");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vblk: blk-mq operations.
+ *
+ * A request becomes a virtio-blk header, its data segments and a status
+ * byte, described by a descriptor table in the tag's DMA storage; all of
+ * that is prepared before the queue lock is taken. Under the lock the
+ * request goes on the ring and, at the end of a batch, kick_prepare decides
+ * whether the device wants a doorbell; the doorbell is written after the
+ * lock is dropped (vblk_notify_in_lock moves it back inside, for the A/B of
+ * seed thread 000). Nothing here allocates memory.
+ */
+#include <linux/blk-mq.h>
+#include <linux/ctype.h>
+#include <linux/scatterlist.h>
+
+#include "vblk.h"
+#include "vblk_compat.h"
+
+/* Requests prepared outside the lock and put on the ring in one hold. */
+#define VBLK_QUEUE_RQS_BATCH	32
+
+/* Written by the driver before the device may write the status byte. */
+#define VBLK_STATUS_UNSET	0xff
+
+/* The request PDU: what the driver keeps about an in-flight request. */
+struct vblk_req {
+	blk_status_t status;
+	bool reclaimed;		/* taken back from a failed device */
+	u16 nents;		/* scatterlist entries (before DMA mapping) */
+	u16 ndesc;		/* descriptors in the tag's table */
+	struct scatterlist sg[];
+};
+
+unsigned int vblk_mq_cmd_size(struct vblk_dev *vb)
+{
+	return sizeof(struct vblk_req) +
+	       vb->max_segs * sizeof(struct scatterlist);
+}
+
+static struct vblk_tag_dma *vblk_tag(struct vblk_queue *q, unsigned int tag,
+				     dma_addr_t *addr)
+{
+	size_t off = (size_t)tag * q->vb->tag_stride;
+
+	if (addr)
+		*addr = q->tag_dma + off;
+	return q->tag_mem + off;
+}
+
+static enum dma_data_direction vblk_rq_dir(struct request *rq)
+{
+	return rq_data_dir(rq) == WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+static int vblk_rq_type(struct request *rq)
+{
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		return VIRTIO_BLK_T_IN;
+	case REQ_OP_WRITE:
+		return VIRTIO_BLK_T_OUT;
+	case REQ_OP_FLUSH:
+		return VIRTIO_BLK_T_FLUSH;
+	case REQ_OP_DRV_IN:
+		return VIRTIO_BLK_T_GET_ID;
+	default:
+		return -1;
+	}
+}
+
+static blk_status_t vblk_map_data(struct vblk_queue *q, struct request *rq,
+				  int *mapped)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	*mapped = 0;
+	vr->nents = 0;
+	if (!blk_rq_nr_phys_segments(rq))
+		return BLK_STS_OK;
+	sg_init_table(vr->sg, q->vb->max_segs);
+	vr->nents = vblk_rq_map_sg(rq, vr->sg);
+	*mapped = vblk_dma_map_sg(&q->vb->pci, vr->sg, vr->nents,
+				  vblk_rq_dir(rq));
+	if (!*mapped) {
+		vr->nents = 0;
+		return BLK_STS_RESOURCE;
+	}
+	return BLK_STS_OK;
+}
+
+static void vblk_unmap_data(struct vblk_queue *q, struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	if (vr->nents)
+		vblk_dma_unmap_sg(&q->vb->pci, vr->sg, vr->nents,
+				  vblk_rq_dir(rq));
+	vr->nents = 0;
+}
+
+/*
+ * Everything that can be done without the queue lock: the header, the
+ * status byte, the DMA mapping and the descriptor table. The request is
+ * not started here, so a request that fails here can be requeued as is.
+ */
+static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	bool dev_writes = vblk_rq_dir(rq) == DMA_FROM_DEVICE;
+	struct vblk_tag_dma *t;
+	struct scatterlist *s;
+	dma_addr_t base;
+	int type, mapped, i, n = 0;
+	blk_status_t st;
+
+	if (unlikely(atomic_read(&q->vb->broken)))
+		return BLK_STS_IOERR;
+	type = vblk_rq_type(rq);
+	if (type < 0)
+		return BLK_STS_NOTSUPP;
+	st = vblk_map_data(q, rq, &mapped);
+	if (st)
+		return st;
+
+	t = vblk_tag(q, rq->tag, &base);
+	t->hdr.type = cpu_to_le32(type);
+	t->hdr.ioprio = 0;
+	t->hdr.sector = cpu_to_le64(type == VIRTIO_BLK_T_IN ||
+				    type == VIRTIO_BLK_T_OUT ?
+				    blk_rq_pos(rq) : 0);
+	t->status = VBLK_STATUS_UNSET;
+
+	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, hdr),
+		      sizeof(t->hdr), false);
+	for_each_sg(vr->sg, s, mapped, i)
+		vblk_desc_set(&t->tbl[n++], sg_dma_address(s), sg_dma_len(s),
+			      dev_writes);
+	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, status),
+		      1, true);
+	vr->ndesc = n;
+	vr->reclaimed = false;
+	return BLK_STS_OK;
+}
+
+/* Under the queue lock: put a prepared request on the ring and start it. */
+static int vblk_ring_put(struct vblk_queue *q, struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	dma_addr_t base;
+	struct vblk_tag_dma *t = vblk_tag(q, rq->tag, &base);
+	int err;
+
+	err = vblk_ring_add(&q->ring, rq->tag, t->tbl,
+			    base + offsetof(struct vblk_tag_dma, tbl), vr->ndesc,
+			    rq);
+	if (err)
+		return err;
+	q->stats.requests++;
+	blk_mq_start_request(rq);
+	return 0;
+}
+
+/* Under the queue lock: publish, and ask whether a doorbell is wanted. */
+static bool vblk_kick_prepare(struct vblk_queue *q)
+{
+	vblk_ring_publish(&q->ring);
+	if (vblk_ring_kick_prepare(&q->ring)) {
+		q->stats.doorbells++;
+		return true;
+	}
+	q->stats.suppressed++;
+	return false;
+}
+
+/* Drop the queue lock and ring the doorbell if wanted, in the chosen order. */
+static void vblk_unlock_kick(struct vblk_queue *q, bool kick,
+			     unsigned long flags)
+{
+	if (kick && READ_ONCE(vblk_notify_in_lock)) {
+		vblk_notify(q);
+		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (kick)
+		vblk_notify(q);
+}
+
+static blk_status_t vblk_put_failed(struct vblk_queue *q,
+				    struct blk_mq_hw_ctx *hctx, int err)
+{
+	switch (err) {
+	case -ENOSPC:
+		/* Restarted by the harvest that frees descriptors. */
+		q->stats.ring_full++;
+		blk_mq_stop_hw_queue(hctx);
+		return BLK_STS_DEV_RESOURCE;
+	case -EIO:
+		return BLK_STS_IOERR;
+	default:
+		dev_err_ratelimited(vblk_dev_of(q->vb),
+				    "queue %u: ring refused a request (%d)\n",
+				    q->index, err);
+		return BLK_STS_IOERR;
+	}
+}
+
+static blk_status_t vblk_queue_rq(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd)
+{
+	struct vblk_queue *q = hctx->driver_data;
+	struct request *rq = bd->rq;
+	unsigned long flags;
+	blk_status_t st;
+	bool kick = false;
+	int err;
+
+	st = vblk_prep_rq(q, rq);
+	if (st)
+		return st;
+
+	spin_lock_irqsave(&q->lock, flags);
+	err = vblk_ring_put(q, rq);
+	if (err) {
+		/* What this batch published already, commit_rqs kicks. */
+		st = vblk_put_failed(q, hctx, err);
+		spin_unlock_irqrestore(&q->lock, flags);
+		vblk_unmap_data(q, rq);
+		return st;
+	}
+	if (bd->last)
+		kick = vblk_kick_prepare(q);
+	vblk_unlock_kick(q, kick, flags);
+	return BLK_STS_OK;
+}
+
+/* blk-mq promised more requests with !bd->last, then had none. */
+static void vblk_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct vblk_queue *q = hctx->driver_data;
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&q->lock, flags);
+	kick = vblk_kick_prepare(q);
+	vblk_unlock_kick(q, kick, flags);
+}
+
+/*
+ * Put up to n prepared requests of one queue on its ring in one lock hold
+ * with at most one doorbell. Those the ring cannot take go to *requeue.
+ */
+static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
+			      unsigned int n, vblk_rq_list *requeue)
+{
+	unsigned long flags;
+	unsigned int i, done = 0;
+	bool kick = false;
+
+	spin_lock_irqsave(&q->lock, flags);
+	for (i = 0; i < n; i++) {
+		if (vblk_ring_put(q, rqs[i]))
+			break;
+		done++;
+	}
+	if (i < n)
+		q->stats.ring_full++;
+	if (done)
+		kick = vblk_kick_prepare(q);
+	vblk_unlock_kick(q, kick, flags);
+
+	for (; i < n; i++) {
+		vblk_unmap_data(q, rqs[i]);
+		vblk_rq_list_add(requeue, rqs[i]);
+	}
+}
+
+/*
+ * A plug's worth of requests, possibly for several queues. Requests are
+ * grouped by queue in the order they come; whatever cannot be submitted
+ * goes back to blk-mq, which issues it one by one through queue_rq.
+ */
+static void vblk_queue_rqs(vblk_rq_list *rqlist)
+{
+	struct request *batch[VBLK_QUEUE_RQS_BATCH];
+	vblk_rq_list requeue = VBLK_RQ_LIST_EMPTY;
+	struct vblk_queue *cur = NULL;
+	struct request *rq;
+	unsigned int n = 0;
+
+	while ((rq = vblk_rq_list_pop(rqlist))) {
+		struct vblk_queue *q = rq->mq_hctx->driver_data;
+
+		if (n && (q != cur || n == VBLK_QUEUE_RQS_BATCH)) {
+			vblk_submit_batch(cur, batch, n, &requeue);
+			n = 0;
+		}
+		cur = q;
+		if (vblk_prep_rq(q, rq) != BLK_STS_OK) {
+			vblk_rq_list_add(&requeue, rq);
+			continue;
+		}
+		batch[n++] = rq;
+	}
+	if (n)
+		vblk_submit_batch(cur, batch, n, &requeue);
+	*rqlist = requeue;
+}
+
+static blk_status_t vblk_status(u8 status)
+{
+	switch (status) {
+	case VIRTIO_BLK_S_OK:
+		return BLK_STS_OK;
+	case VIRTIO_BLK_S_UNSUPP:
+		return BLK_STS_NOTSUPP;
+	default:
+		return BLK_STS_IOERR;
+	}
+}
+
+/* Called by the harvest, outside the queue lock, for each used element. */
+void vblk_mq_complete_used(struct vblk_queue *q, void *token)
+{
+	struct request *rq = token;
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	u8 status = READ_ONCE(vblk_tag(q, rq->tag, NULL)->status);
+
+	vr->status = vblk_status(status);
+	if (unlikely(status != VIRTIO_BLK_S_OK && status != VIRTIO_BLK_S_UNSUPP))
+		dev_err_ratelimited(vblk_dev_of(q->vb),
+				    "queue %u: I/O error, status %u, sector %llu\n",
+				    q->index, status,
+				    (unsigned long long)blk_rq_pos(rq));
+	blk_mq_complete_request(rq);
+}
+
+static void vblk_complete_rq(struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	vblk_unmap_data(rq->mq_hctx->driver_data, rq);
+	blk_mq_end_request(rq, vr->status);
+}
+
+static int vblk_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			  unsigned int index)
+{
+	struct vblk_dev *vb = data;
+
+	hctx->driver_data = &vb->queues[index];
+	vb->queues[index].hctx = hctx;
+	return 0;
+}
+
+static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	return vblk_queue_harvest(hctx->driver_data, INT_MAX);
+}
+
+/*
+ * The device owns the request's buffers until it answers; taking them back
+ * needs a device reset. So a slow request is reported and waited for;
+ * a device that broke fails every request through vblk_device_failed().
+ */
+static enum blk_eh_timer_return vblk_timeout(struct request *rq)
+{
+	struct vblk_queue *q = rq->mq_hctx->driver_data;
+
+	if (!atomic_read(&q->vb->broken))
+		dev_warn_ratelimited(vblk_dev_of(q->vb),
+				     "queue %u tag %d: no answer from the device yet\n",
+				     q->index, rq->tag);
+	return BLK_EH_RESET_TIMER;
+}
+
+/* Queues to CPUs: follow the vector affinity when each queue has one. */
+static void vblk_map_by_affinity(struct vblk_dev *vb, struct blk_mq_queue_map *map)
+{
+	unsigned int q, cpu;
+
+	for (q = 0; q < map->nr_queues; q++) {
+		const struct cpumask *mask =
+			pci_irq_get_affinity(vb->pci.pdev, q + 1);
+
+		if (!mask) {
+			blk_mq_map_queues(map);
+			return;
+		}
+		for_each_cpu(cpu, mask)
+			map->mq_map[cpu] = map->queue_offset + q;
+	}
+}
+
+static void vblk_map_queues(struct blk_mq_tag_set *set)
+{
+	struct vblk_dev *vb = set->driver_data;
+	struct blk_mq_queue_map *def = &set->map[HCTX_TYPE_DEFAULT];
+	struct blk_mq_queue_map *poll = &set->map[HCTX_TYPE_POLL];
+
+	def->nr_queues = vb->nr_queues - vb->nr_poll;
+	def->queue_offset = 0;
+	if (vb->pci.irq_mode == VBLK_IRQ_MSIX)
+		vblk_map_by_affinity(vb, def);
+	else
+		blk_mq_map_queues(def);
+	if (set->nr_maps > HCTX_TYPE_POLL) {
+		set->map[HCTX_TYPE_READ].nr_queues = 0;
+		poll->nr_queues = vb->nr_poll;
+		poll->queue_offset = def->nr_queues;
+		blk_mq_map_queues(poll);
+	}
+}
+
+const struct blk_mq_ops vblk_mq_ops = {
+	.queue_rq	= vblk_queue_rq,
+	.commit_rqs	= vblk_commit_rqs,
+	.queue_rqs	= vblk_queue_rqs,
+	.complete	= vblk_complete_rq,
+	.init_hctx	= vblk_init_hctx,
+	.map_queues	= vblk_map_queues,
+	.poll		= vblk_poll,
+	.timeout	= vblk_timeout,
+};
+
+/* Mark what the ring took back from a reset device. */
+static void vblk_mark_reclaimed(void *token, void *arg)
+{
+	struct request *rq = token;
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	vr->status = BLK_STS_IOERR;
+	vr->reclaimed = true;
+}
+
+static bool vblk_complete_reclaimed(struct request *rq, void *data)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	if (vr->reclaimed) {
+		vr->reclaimed = false;
+		blk_mq_complete_request(rq);
+	}
+	return true;
+}
+
+/*
+ * The device was reset and can no longer touch the rings: fail every
+ * request it held. The marks are made under each queue lock, the
+ * completions outside any lock (a completion may start new submissions).
+ */
+void vblk_mq_fail_inflight(struct vblk_dev *vb)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < vb->nr_queues; i++) {
+		struct vblk_queue *q = &vb->queues[i];
+
+		spin_lock_irqsave(&q->lock, flags);
+		vblk_ring_reclaim(&q->ring, vblk_mark_reclaimed, NULL);
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+	blk_mq_tagset_busy_iter(&vb->tag_set, vblk_complete_reclaimed, NULL);
+}
+
+/*
+ * VIRTIO_BLK_T_GET_ID: the serial, up to 20 bytes, NUL-terminated only when
+ * shorter. The device chooses the bytes: keep them printable for sysfs.
+ */
+int vblk_mq_get_serial(struct vblk_dev *vb)
+{
+	struct request *rq;
+	char *buf;
+	int err, i;
+
+	buf = kzalloc(VBLK_SERIAL_LEN + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rq = blk_mq_alloc_request(vb->disk->queue, REQ_OP_DRV_IN, 0);
+	if (IS_ERR(rq)) {
+		err = PTR_ERR(rq);
+		goto out;
+	}
+	err = vblk_rq_map_kern(rq, buf, VBLK_SERIAL_LEN);
+	if (!err)
+		err = blk_status_to_errno(blk_execute_rq(rq, false));
+	blk_mq_free_request(rq);
+	for (i = 0; !err && buf[i]; i++)
+		vb->serial[i] = isprint(buf[i]) ? buf[i] : '?';
+out:
+	kfree(buf);
+	return err;
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vblk: the modern virtio-pci transport (virtio 1.x, section 4.1).
+ *
+ * Finds the vendor capabilities, maps the regions they describe (each one
+ * checked against its BAR), drives the device status handshake, feature
+ * negotiation, config space reads under the generation counter, queue
+ * registration and interrupt vectors. It knows nothing of requests.
+ */
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/pci.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_pci.h>
+
+#include "vblk.h"
+#include "vblk_compat.h"
+
+#define COMMON(f)	offsetof(struct virtio_pci_common_cfg, f)
+
+/* The spec lets a reset take a while; we give it two seconds, in steps. */
+#define VBLK_RESET_WAIT_MS	2000
+#define VBLK_CONFIG_RETRIES	16
+
+struct vblk_cap {
+	u8 bar;
+	u32 offset;
+	u32 length;
+	u8 pos;		/* where the capability sits in config space */
+};
+
+static u8 cap_read8(struct pci_dev *pdev, int pos, int off)
+{
+	u8 v;
+
+	pci_read_config_byte(pdev, pos + off, &v);
+	return v;
+}
+
+static u32 cap_read32(struct pci_dev *pdev, int pos, int off)
+{
+	u32 v;
+
+	pci_read_config_dword(pdev, pos + off, &v);
+	return v;
+}
+
+/*
+ * The first capability of the given type that names a usable memory BAR.
+ * A device may offer several of a type; the spec asks drivers to use the
+ * first one they understand.
+ */
+static bool vblk_find_cap(struct pci_dev *pdev, u8 type, struct vblk_cap *cap)
+{
+	int pos;
+
+	for (pos = pci_find_capability(pdev, PCI_CAP_ID_VNDR); pos > 0;
+	     pos = pci_find_next_capability(pdev, pos, PCI_CAP_ID_VNDR)) {
+		u8 bar = cap_read8(pdev, pos, VIRTIO_PCI_CAP_BAR);
+
+		if (cap_read8(pdev, pos, VIRTIO_PCI_CAP_CFG_TYPE) != type)
+			continue;
+		if (bar >= PCI_STD_NUM_BARS ||
+		    !(pci_resource_flags(pdev, bar) & IORESOURCE_MEM))
+			continue;
+		cap->bar = bar;
+		cap->offset = cap_read32(pdev, pos, VIRTIO_PCI_CAP_OFFSET);
+		cap->length = cap_read32(pdev, pos, VIRTIO_PCI_CAP_LENGTH);
+		cap->pos = pos;
+		return true;
+	}
+	return false;
+}
+
+/* Map [offset, offset + length) of a capability, at least minlen bytes. */
+static void __iomem *vblk_map_cap(struct pci_dev *pdev, struct vblk_cap *cap,
+				  u32 minlen, u32 maxlen, u32 *mapped)
+{
+	resource_size_t barlen = pci_resource_len(pdev, cap->bar);
+	u32 len = min(cap->length, maxlen);
+	void __iomem *p;
+
+	if (len < minlen || (u64)cap->offset + len > barlen) {
+		dev_err(&pdev->dev,
+			"capability at %#x: offset %u length %u outside BAR %u (%llu bytes) or under %u\n",
+			cap->pos, cap->offset, cap->length, cap->bar,
+			(unsigned long long)barlen, minlen);
+		return NULL;
+	}
+	p = pci_iomap_range(pdev, cap->bar, cap->offset, len);
+	if (!p)
+		dev_err(&pdev->dev, "cannot map BAR %u\n", cap->bar);
+	else if (mapped)
+		*mapped = len;
+	return p;
+}
+
+static void vblk_unmap_all(struct vblk_pci *p)
+{
+	void __iomem **maps[] = { &p->common, &p->isr, &p->device, &p->notify };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(maps); i++) {
+		if (*maps[i])
+			pci_iounmap(p->pdev, *maps[i]);
+		*maps[i] = NULL;
+	}
+}
+
+static int vblk_map_regions(struct vblk_pci *p)
+{
+	struct pci_dev *pdev = p->pdev;
+	struct vblk_cap common, isr, notify, device;
+
+	if (!vblk_find_cap(pdev, VIRTIO_PCI_CAP_COMMON_CFG, &common) ||
+	    !vblk_find_cap(pdev, VIRTIO_PCI_CAP_ISR_CFG, &isr) ||
+	    !vblk_find_cap(pdev, VIRTIO_PCI_CAP_NOTIFY_CFG, &notify)) {
+		dev_err(&pdev->dev, "not a modern virtio-pci device (capabilities missing)\n");
+		return -ENODEV;
+	}
+	p->notify_mult = cap_read32(pdev, notify.pos,
+				    offsetof(struct virtio_pci_notify_cap,
+					     notify_off_multiplier));
+
+	p->common = vblk_map_cap(pdev, &common,
+				 sizeof(struct virtio_pci_common_cfg),
+				 sizeof(struct virtio_pci_common_cfg), NULL);
+	p->isr = vblk_map_cap(pdev, &isr, 1, 1, NULL);
+	/* The doorbell area: at least one 16-bit doorbell, at most a page. */
+	p->notify = vblk_map_cap(pdev, &notify, 2, PAGE_SIZE, &p->notify_len);
+	if (vblk_find_cap(pdev, VIRTIO_PCI_CAP_DEVICE_CFG, &device))
+		p->device = vblk_map_cap(pdev, &device, 0, PAGE_SIZE,
+					 &p->device_len);
+	if (!p->common || !p->isr || !p->notify) {
+		vblk_unmap_all(p);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev)
+{
+	int err;
+
+	p->pdev = pdev;
+	err = pci_enable_device(pdev);
+	if (err)
+		return err;
+	err = pci_request_regions(pdev, VBLK_NAME);
+	if (err)
+		goto err_disable;
+	err = vblk_map_regions(p);
+	if (err)
+		goto err_release;
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
+	if (err) {
+		dev_err(&pdev->dev, "no usable DMA mask\n");
+		goto err_unmap;
+	}
+	pci_set_master(pdev);
+	return 0;
+
+err_unmap:
+	vblk_unmap_all(p);
+err_release:
+	pci_release_regions(pdev);
+err_disable:
+	pci_disable_device(pdev);
+	return err;
+}
+
+void vblk_pci_exit(struct vblk_pci *p)
+{
+	vblk_unmap_all(p);
+	pci_release_regions(p->pdev);
+	pci_disable_device(p->pdev);
+}
+
+u8 vblk_pci_get_status(struct vblk_pci *p)
+{
+	return ioread8(p->common + COMMON(device_status));
+}
+
+void vblk_pci_add_status(struct vblk_pci *p, u8 bits)
+{
+	iowrite8(vblk_pci_get_status(p) | bits, p->common + COMMON(device_status));
+}
+
+/*
+ * Reset and wait until the device says it is done (it must read back 0),
+ * so it no longer touches our rings. A device that never finishes is
+ * reported; we go on, because the caller is tearing down anyway.
+ */
+void vblk_pci_reset(struct vblk_pci *p)
+{
+	unsigned int waited = 0;
+
+	iowrite8(0, p->common + COMMON(device_status));
+	while (vblk_pci_get_status(p)) {
+		if (waited >= VBLK_RESET_WAIT_MS) {
+			dev_err(&p->pdev->dev, "device did not finish reset in %u ms\n",
+				VBLK_RESET_WAIT_MS);
+			return;
+		}
+		msleep(1);
+		waited++;
+	}
+}
+
+u64 vblk_pci_device_features(struct vblk_pci *p)
+{
+	u64 f;
+
+	iowrite32(0, p->common + COMMON(device_feature_select));
+	f = ioread32(p->common + COMMON(device_feature));
+	iowrite32(1, p->common + COMMON(device_feature_select));
+	f |= (u64)ioread32(p->common + COMMON(device_feature)) << 32;
+	return f;
+}
+
+/* Write the driver features and check the device accepts them. */
+int vblk_pci_set_features(struct vblk_pci *p, u64 features)
+{
+	iowrite32(0, p->common + COMMON(guest_feature_select));
+	iowrite32((u32)features, p->common + COMMON(guest_feature));
+	iowrite32(1, p->common + COMMON(guest_feature_select));
+	iowrite32(features >> 32, p->common + COMMON(guest_feature));
+	vblk_pci_add_status(p, VIRTIO_CONFIG_S_FEATURES_OK);
+	if (!(vblk_pci_get_status(p) & VIRTIO_CONFIG_S_FEATURES_OK)) {
+		dev_err(&p->pdev->dev, "device refused features %#llx\n",
+			(unsigned long long)features);
+		return -ENODEV;
+	}
+	p->features = features;
+	p->dma_api = features & BIT_ULL(VIRTIO_F_ACCESS_PLATFORM);
+	return 0;
+}
+
+u16 vblk_pci_num_queues(struct vblk_pci *p)
+{
+	return ioread16(p->common + COMMON(num_queues));
+}
+
+static void vblk_config_copy(struct vblk_pci *p, unsigned int off, u8 *buf,
+			     unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = ioread8(p->device + off + i);
+}
+
+/*
+ * Read a device config field consistently: the device bumps the generation
+ * counter whenever it changes config, so re-read until it holds still.
+ * Bytewise access is fine: the modern config space has no side effects.
+ */
+int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
+			 unsigned int len)
+{
+	int tries;
+	u8 gen;
+
+	if (!p->device || off + len > p->device_len)
+		return -ERANGE;
+	for (tries = 0; tries < VBLK_CONFIG_RETRIES; tries++) {
+		gen = ioread8(p->common + COMMON(config_generation));
+		vblk_config_copy(p, off, buf, len);
+		if (gen == ioread8(p->common + COMMON(config_generation)))
+			return 0;
+	}
+	dev_err(&p->pdev->dev, "config generation never settled\n");
+	return -EIO;
+}
+
+u16 vblk_pci_queue_max_size(struct vblk_pci *p, u16 index)
+{
+	iowrite16(index, p->common + COMMON(queue_select));
+	return ioread16(p->common + COMMON(queue_size));
+}
+
+static void iowrite64_split(u64 val, void __iomem *lo, void __iomem *hi)
+{
+	iowrite32((u32)val, lo);
+	iowrite32(val >> 32, hi);
+}
+
+/*
+ * Register a queue with the device: size, ring addresses, vector, and find
+ * its doorbell. The vector is read back: a device out of vectors answers
+ * VIRTIO_MSI_NO_VECTOR.
+ */
+int vblk_pci_setup_queue(struct vblk_pci *p, u16 index, u16 size,
+			 u64 desc, u64 avail, u64 used, u16 vector,
+			 void __iomem **doorbell)
+{
+	void __iomem *c = p->common;
+	u64 off;
+
+	iowrite16(index, c + COMMON(queue_select));
+	if (ioread16(c + COMMON(queue_enable))) {
+		dev_err(&p->pdev->dev, "queue %u already enabled\n", index);
+		return -EBUSY;
+	}
+	iowrite16(size, c + COMMON(queue_size));
+	iowrite64_split(desc, c + COMMON(queue_desc_lo), c + COMMON(queue_desc_hi));
+	iowrite64_split(avail, c + COMMON(queue_avail_lo),
+			c + COMMON(queue_avail_hi));
+	iowrite64_split(used, c + COMMON(queue_used_lo), c + COMMON(queue_used_hi));
+	if (p->nvec) {
+		iowrite16(vector, c + COMMON(queue_msix_vector));
+		if (ioread16(c + COMMON(queue_msix_vector)) != vector) {
+			dev_err(&p->pdev->dev, "queue %u: device refused vector %u\n",
+				index, vector);
+			return -EBUSY;
+		}
+	}
+	off = (u64)ioread16(c + COMMON(queue_notify_off)) * p->notify_mult;
+	if (off + 2 > p->notify_len) {
+		dev_err(&p->pdev->dev, "queue %u: doorbell offset %llu outside the %u-byte notify area\n",
+			index, (unsigned long long)off, p->notify_len);
+		return -EINVAL;
+	}
+	*doorbell = p->notify + off;
+	iowrite16(1, c + COMMON(queue_enable));
+	return 0;
+}
+
+int vblk_pci_set_config_vector(struct vblk_pci *p, u16 vector)
+{
+	if (!p->nvec)
+		return 0;
+	iowrite16(vector, p->common + COMMON(msix_config));
+	if (ioread16(p->common + COMMON(msix_config)) != vector) {
+		dev_err(&p->pdev->dev, "device refused config vector %u\n", vector);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * Vector layout: 0 is the config vector; per-queue mode gives queue i
+ * vector i + 1 (spread over the CPUs by the IRQ core); shared mode has one
+ * vector 1 for every queue; INTx has none.
+ */
+int vblk_pci_alloc_vectors(struct vblk_pci *p, enum vblk_irq_mode mode,
+			   unsigned int nr_irq_queues)
+{
+	struct irq_affinity desc = { .pre_vectors = 1 };
+	int n;
+
+	switch (mode) {
+	case VBLK_IRQ_MSIX:
+		n = pci_alloc_irq_vectors_affinity(p->pdev, nr_irq_queues + 1,
+						   nr_irq_queues + 1,
+						   PCI_IRQ_MSIX | PCI_IRQ_AFFINITY,
+						   &desc);
+		break;
+	case VBLK_IRQ_SHARED:
+		n = pci_alloc_irq_vectors(p->pdev, 2, 2, PCI_IRQ_MSIX);
+		break;
+	case VBLK_IRQ_INTX:
+		n = pci_alloc_irq_vectors(p->pdev, 1, 1, VBLK_PCI_IRQ_INTX);
+		if (n > 0) {
+			p->nvec = 0;
+			p->irq_mode = mode;
+			return 0;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (n < 0)
+		return n;
+	p->nvec = n;
+	p->irq_mode = mode;
+	return 0;
+}
+
+void vblk_pci_free_vectors(struct vblk_pci *p)
+{
+	pci_free_irq_vectors(p->pdev);
+	p->nvec = 0;
+}
+
+u8 vblk_pci_read_isr(struct vblk_pci *p)
+{
+	return ioread8(p->isr);
+}
+
+/*
+ * DMA: with VIRTIO_F_ACCESS_PLATFORM the device sits behind the platform's
+ * IOMMU and we must use the DMA API; without it the device uses guest
+ * physical addresses whatever IOMMU the guest has.
+ */
+void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr)
+{
+	void *mem;
+
+	if (p->dma_api)
+		return dma_alloc_coherent(&p->pdev->dev, size, addr, GFP_KERNEL);
+	mem = alloc_pages_exact(size, GFP_KERNEL | __GFP_ZERO);
+	if (mem)
+		*addr = virt_to_phys(mem);
+	return mem;
+}
+
+void vblk_dma_free(struct vblk_pci *p, size_t size, void *mem, dma_addr_t addr)
+{
+	if (!mem)
+		return;
+	if (p->dma_api)
+		dma_free_coherent(&p->pdev->dev, size, mem, addr);
+	else
+		free_pages_exact(mem, size);
+}
+
+int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
+		    enum dma_data_direction dir)
+{
+	struct scatterlist *s;
+	int i;
+
+	if (p->dma_api)
+		return dma_map_sg(&p->pdev->dev, sg, nents, dir);
+	for_each_sg(sg, s, nents, i) {
+		s->dma_address = sg_phys(s);
+		sg_dma_len(s) = s->length;
+	}
+	return nents;
+}
+
+void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
+		       enum dma_data_direction dir)
+{
+	if (p->dma_api)
+		dma_unmap_sg(&p->pdev->dev, sg, nents, dir);
+}
