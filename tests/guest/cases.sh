@@ -1,0 +1,286 @@
+# shellcheck shell=bash
+# The cases of the guest test suite (sourced by suite.sh). Each runs in a
+# subshell with errexit (run_case); it ends by returning (pass), fail REASON
+# or skip REASON. Globals from suite.sh: DRIVER, PCI_OF[serial], QUICK.
+
+# Disk currently holding serial $1 (fails the case when there is none).
+disk() { wait_disk "$1" || fail "no disk with serial $1"; }
+
+# Which driver a disk is under: vblk, virtio_blk or something else.
+driver_of_disk() {
+	local d=$1 dev
+	dev=$(readlink -f "/sys/block/$d/device")
+	basename "$(readlink -f "$dev/driver")"
+}
+
+case_load_vblk() {
+	local ko deps dep
+	ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko"
+	! grep -q '^vblk ' /proc/modules || fail "vblk is already loaded"
+	deps=$(modinfo -F depends "$ko" | tr , ' ')
+	for dep in $deps; do
+		step "modprobe $dep"
+		modprobe "$dep"
+	done
+	step "insmod $ko ${VBLK_MODPARAMS:-}"
+	# shellcheck disable=SC2086 # parameters are words
+	insmod "$ko" ${VBLK_MODPARAMS:-}
+	[ -d /sys/bus/pci/drivers/vblk ] || fail "no /sys/bus/pci/drivers/vblk after insmod"
+}
+
+case_unload_vblk() {
+	local s
+	for s in "${!PCI_OF[@]}"; do
+		move_disk "${PCI_OF[$s]}" virtio_blk "$s"
+	done
+	step "rmmod vblk"
+	rmmod vblk
+	! grep -q '^vblk ' /proc/modules || fail "vblk still loaded after rmmod"
+}
+
+# Put the disk on the driver under test.
+case_attach() {
+	local s=$1 d drv
+	move_disk "${PCI_OF[$s]}" "$DRIVER" "$s"
+	d=$(disk "$s")
+	drv=$(driver_of_disk "$d")
+	[ "$drv" = "$DRIVER" ] || fail "$s is $d under $drv, not $DRIVER"
+	step "$s: /dev/$d under $drv at ${PCI_OF[$s]}"
+}
+
+inject_warn_once() {
+	[[ ${VBLK_TEST_INJECT:-} == *warn* ]] || return 0
+	[ ! -e /tmp/vblk-injected-warn ] || return 0
+	touch /tmp/vblk-injected-warn
+	step "VBLK_TEST_INJECT=warn: writing a WARNING line to /dev/kmsg"
+	echo 'WARNING: CPU: 0 PID: 1 at test' >/dev/kmsg
+}
+
+# Capacity, block sizes, read-only flag and hardware queues as configured.
+case_properties() {
+	local s=$1 d got want q ncpu
+	d=$(disk "$s")
+	got=$(blockdev --getsize64 "/dev/$d")
+	want=$(mf "$s" size)
+	[ "$got" = "$want" ] || fail "capacity $got bytes, expected $want"
+	got=$(blockdev --getss "/dev/$d")
+	want=$(mf "$s" lbs)
+	[ "$got" = "$want" ] || fail "logical block size $got, expected $want"
+	want=$(mf "$s" pbs)
+	if [ "$want" != - ]; then
+		got=$(blockdev --getpbsz "/dev/$d")
+		[ "$got" = "$want" ] || fail "physical block size $got, expected $want"
+	fi
+	got=$(blockdev --getro "/dev/$d")
+	want=$(mf "$s" ro)
+	[ "$got" = "$want" ] || fail "read-only flag $got, expected $want"
+	q=$(mf "$s" queues)
+	ncpu=$(nproc)
+	want=$((q < ncpu ? q : ncpu))
+	got=$(find "/sys/block/$d/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	[ "$got" = "$want" ] || fail "$got hardware queues, expected $want (num-queues=$q, $ncpu cpus)"
+	step "$s /dev/$d: $(mf "$s" size) bytes, lbs $(mf "$s" lbs), ro $(mf "$s" ro), $got queues"
+	inject_warn_once
+}
+
+# Unbind the function, check the disk goes away, bind it back (twice).
+case_rebind() {
+	local s=$1 addr=${PCI_OF[$1]} i d
+	for i in 1 2; do
+		"$BIND" none "$addr"
+		wait_gone "$s" || fail "disk $s still present after unbinding $addr"
+		move_disk "$addr" "$DRIVER" "$s"
+		d=$(disk "$s")
+		[ "$(blockdev --getsize64 "/dev/$d")" = "$(mf "$s" size)" ] ||
+			fail "capacity changed after rebind $i"
+	done
+}
+
+# fio job table: name bs rw iodepth size(MiB). bs "mix" = bssplit.
+fio_table() {
+	if [ "$QUICK" = 1 ]; then
+		cat <<-'EOT'
+			bs4k-qd64 4k randwrite 64 8
+			bs1m-qd16 1m randwrite 16 16
+			mix-qd8 mix randwrite 8 8
+		EOT
+	else
+		cat <<-'EOT'
+			bs512-qd1 512 randwrite 1 1
+			bs512-qd64 512 write 64 2
+			bs4k-qd1 4k write 1 4
+			bs4k-qd64 4k randwrite 64 8
+			bs16k-qd8 16k randwrite 8 8
+			bs64k-qd32 64k randwrite 32 16
+			bs256k-qd4 256k write 4 16
+			bs1m-qd1 1m write 1 16
+			bs1m-qd64 1m randwrite 64 64
+			mix-qd16 mix randwrite 16 32
+		EOT
+	fi
+}
+
+bs_bytes() { numfmt --from=iec "${1^^}"; }
+
+# Write a fio job file for disk $1 (lbs $2) to stdout; jobs run side by side
+# on separate regions, spread over the CPUs (so over the hardware queues).
+fio_jobfile() {
+	local dev=$1 lbs=$2 name bs rw qd mb off=0 j=0 ncpu
+	ncpu=$(nproc)
+	cat <<-EOF
+		[global]
+		filename=$dev
+		ioengine=libaio
+		direct=1
+		thread
+		verify=crc32c
+		verify_fatal=1
+		randrepeat=1
+		group_reporting=0
+	EOF
+	while read -r name bs rw qd mb; do
+		if [ "$bs" = mix ]; then
+			if [ "$lbs" -le 512 ]; then
+				bs="bssplit=512/10:4k/40:64k/30:1m/20"
+			else
+				bs="bssplit=4k/50:64k/30:1m/20"
+			fi
+		else
+			[ "$(bs_bytes "$bs")" -ge "$lbs" ] || continue
+			bs="bs=$bs"
+		fi
+		cat <<-EOF
+
+			[$name]
+			$bs
+			rw=$rw
+			iodepth=$qd
+			offset=${off}m
+			size=${mb}m
+			cpus_allowed=$((j % ncpu))
+		EOF
+		off=$((off + mb))
+		j=$((j + 1))
+	done < <(fio_table)
+	echo "# total ${off} MiB"
+}
+
+# Offset (bytes) of job $2 in job file $1.
+fio_job_offset() {
+	awk -v job="[$2]" '$0 == job { f = 1 } f && /^offset=/ { sub(/offset=/, ""); sub(/m$/, ""); print $0 * 1048576; exit }' "$1"
+}
+
+# Corrupt 16 bytes of a block behind fio's back (VBLK_TEST_INJECT=verify).
+inject_corruption() {
+	local dev=$1 off=$2 blk=/tmp/vblk-inject.blk
+	step "VBLK_TEST_INJECT=verify: overwriting 16 bytes at $((off + 100)) of $dev"
+	dd if="$dev" of="$blk" bs=4096 skip=$((off / 4096)) count=1 iflag=direct status=none
+	dd if=/dev/urandom of="$blk" bs=1 seek=100 count=16 conv=notrunc status=none
+	dd if="$blk" of="$dev" bs=4096 seek=$((off / 4096)) count=1 oflag=direct status=none
+}
+
+# fio verify (crc32c): all jobs write their regions, then all read them back
+# and check (verify_only), so the two passes are separate I/O streams.
+case_fio_verify() {
+	local s=$1 d lbs jf=/tmp/vblk-fio-$1.fio fo=/tmp/vblk-fio-$1.out off rc=0
+	d=$(disk "$s")
+	lbs=$(mf "$s" lbs)
+	fio_jobfile "/dev/$d" "$lbs" >"$jf"
+	cat "$jf"
+	step "write pass"
+	fio --output-format=normal "$jf" --do_verify=0 || fail "fio write pass failed"
+	if [[ ${VBLK_TEST_INJECT:-} == *verify* ]]; then
+		off=$(fio_job_offset "$jf" bs4k-qd64)
+		inject_corruption "/dev/$d" "$((off + 65536))"
+	fi
+	step "verify pass"
+	fio --output-format=normal "$jf" --verify_only=1 >"$fo" 2>&1 || rc=$?
+	cat "$fo"
+	if [ "$rc" != 0 ] || grep -qiE 'verify failed|bad magic|bad header|mismatch' "$fo"; then
+		fail "verify pass (fio exit $rc): $(grep -iE 'verify|bad|error' "$fo" | head -2 | paste -sd' ')"
+	fi
+}
+
+# I/O against a null-co disk: no data to check, only that I/O completes.
+case_fio_null() {
+	local s=$1 d
+	d=$(disk "$s")
+	fio --filename="/dev/$d" --ioengine=libaio --direct=1 --thread \
+		--name=null-rand --rw=randrw --bs=4k --iodepth=32 --io_size=16m --numjobs=2 \
+		--name=null-seq --rw=read --bs=1m --iodepth=8 --io_size=64m
+}
+
+# A read-only disk: flagged read-only, refuses direct and buffered writes
+# (EPERM/EROFS/EACCES) even after BLKROSET 0, and reads the expected bytes.
+case_readonly() {
+	local s=$1 d lbs sha want err=/tmp/vblk-ro-$1.err mode
+	d=$(disk "$s")
+	lbs=$(mf "$s" lbs)
+	[ "$(blockdev --getro "/dev/$d")" = 1 ] || fail "blockdev --getro says $(blockdev --getro "/dev/$d")"
+	for mode in oflag=direct conv=fsync; do
+		if dd if=/dev/zero of="/dev/$d" bs="$lbs" count=1 "$mode" status=none 2>"$err"; then
+			fail "a write ($mode) to the read-only disk succeeded"
+		fi
+		step "write ($mode) refused: $(cat "$err")"
+		grep -qE 'Operation not permitted|Read-only file system|Permission denied' "$err" ||
+			fail "write ($mode) failed, but not with EPERM/EROFS/EACCES: $(cat "$err")"
+	done
+	blockdev --setrw "/dev/$d" || true
+	if dd if=/dev/zero of="/dev/$d" bs="$lbs" count=1 oflag=direct status=none 2>"$err"; then
+		fail "a write succeeded after blockdev --setrw"
+	fi
+	want=$(mf "$s" sha1m)
+	if [ "$want" != - ]; then
+		sha=$(dd if="/dev/$d" bs=1M count=1 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+		[ "$sha" = "$want" ] || fail "first MiB reads back sha256 $sha, expected $want"
+	fi
+}
+
+# mkfs.ext4, mount, write files, sync, umount, remount and check, fsck clean.
+case_ext4() {
+	local s=$1 d m=/tmp/vblk-mnt-$1 i
+	d=$(disk "$s")
+	mkdir -p "$m"
+	step "mkfs.ext4 /dev/$d"
+	mkfs.ext4 -q -F "/dev/$d"
+	mount -t ext4 "/dev/$d" "$m"
+	mkdir "$m/small"
+	for i in $(seq 1 300); do echo "file $i of $s" >"$m/small/$i"; done
+	head -c 24M /dev/urandom >"$m/big"
+	cp -r "$REPO/scripts" "$m/tree"
+	(cd "$m" && find . -type f ! -name sums -exec sha256sum {} + >"/tmp/vblk-sums-$s")
+	sync
+	umount "$m"
+	step "remount read-only and compare"
+	mount -t ext4 -o ro "/dev/$d" "$m"
+	(cd "$m" && sha256sum --quiet -c "/tmp/vblk-sums-$s") || { umount "$m"; fail "file contents differ after remount"; }
+	umount "$m"
+	step "e2fsck -f -n /dev/$d"
+	e2fsck -f -n "/dev/$d" || fail "e2fsck -f found problems (exit $?)"
+}
+
+# Data written through one driver reads back identical through the other
+# after rebinding; with only virtio_blk, the same round trip on virtio_blk.
+case_cross() {
+	local s=$1 addr=${PCI_OF[$1]} d off data=/tmp/vblk-cross-$1.bin pair w r sha got
+	local pairs=("virtio_blk virtio_blk")
+	[ "$DRIVER" = vblk ] && pairs=("vblk virtio_blk" "virtio_blk vblk")
+	off=$(($(mf "$s" size) / 1048576 - 16))
+	for pair in "${pairs[@]}"; do
+		read -r w r <<<"$pair"
+		head -c 8M /dev/urandom >"$data"
+		sha=$(sha256sum <"$data" | cut -d' ' -f1)
+		move_disk "$addr" "$w" "$s"
+		d=$(disk "$s")
+		step "write 8 MiB at ${off} MiB through $w (/dev/$d)"
+		dd if="$data" of="/dev/$d" bs=1M seek="$off" oflag=direct conv=fsync status=none
+		"$BIND" none "$addr"
+		wait_gone "$s" || fail "disk $s still present after unbinding"
+		move_disk "$addr" "$r" "$s"
+		d=$(disk "$s")
+		got=$(dd if="/dev/$d" bs=1M skip="$off" count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+		step "read back through $r (/dev/$d): $got"
+		[ "$got" = "$sha" ] || fail "data written through $w differs when read through $r"
+	done
+	move_disk "$addr" "$DRIVER" "$s"
+}

@@ -1,0 +1,144 @@
+#!/bin/bash
+# The driver-agnostic guest test suite; runs INSIDE a guest (scripts/vm-run).
+#
+#   DRIVER=virtio_blk|vblk tests/guest/suite.sh [--quick] [--disks MANIFEST]
+#
+# The disks under test are found by their virtio-blk serial; their expected
+# properties come from the manifest vm-run writes ($VBLK_DISKS). For
+# DRIVER=vblk, build/$(uname -r)/vblk.ko is insmod'ed (with $VBLK_MODPARAMS)
+# and each disk's PCI function is moved to vblk with scripts/vblk-bind; at the
+# end they go back to virtio-pci and vblk is removed.
+#
+# Each case prints "ok - NAME", "FAIL - NAME: reason" or "skip - NAME: reason"
+# (diagnostics follow as "  # ..." lines); the last line is
+# "N passed, N failed, N skipped"; the exit status is 1 if anything failed.
+# Per-case logs: $VBLK_OUT/cases-$DRIVER/, case times: $VBLK_OUT/times-$DRIVER.txt.
+#
+# VBLK_TEST_INJECT (comma list) proves that failures are caught:
+#   verify  overwrite bytes on the disk between fio's write and verify passes
+#   warn    write "WARNING: CPU: 0 PID: 1 at test" to the kernel log
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/guest/lib.sh
+. "$here/lib.sh"
+# shellcheck source=tests/guest/cases.sh
+. "$here/cases.sh"
+
+QUICK=0
+DRIVER=${DRIVER:-}
+declare -A PCI_OF=() BROKEN=()
+
+die() { echo "suite: error: $*" >&2; exit 2; }
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--quick) QUICK=1 ;;
+		--disks) VBLK_DISKS=${2:?}; shift ;;
+		-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		*) die "unknown argument '$1'" ;;
+		esac
+		shift
+	done
+	case $DRIVER in
+	virtio_blk | vblk) ;;
+	*) die "set DRIVER=virtio_blk or DRIVER=vblk" ;;
+	esac
+	if [ -z "${VBLK_DISKS:-}" ] || [ ! -f "$VBLK_DISKS" ]; then
+		die "no disk manifest (VBLK_DISKS or --disks; scripts/vm-run writes one)"
+	fi
+	[ "$(id -u)" = 0 ] || die "must run as root"
+}
+
+setup_dirs() {
+	local base=${VBLK_OUT:-/tmp/vblk-suite}
+	CASE_DIR=$base/cases-$DRIVER
+	TIMES=$base/times-$DRIVER.txt
+	rm -rf "$CASE_DIR"
+	mkdir -p "$CASE_DIR"
+	: >"$TIMES"
+}
+
+# Map each serial to its PCI function while the disks are on virtio_blk.
+map_disks() {
+	local s d
+	udevadm settle --timeout=30 2>/dev/null || true
+	for s in $(manifest_serials); do
+		if d=$(wait_disk "$s" 30); then
+			PCI_OF[$s]=$("$BIND" show "$d" | cut -d' ' -f1)
+		else
+			BROKEN[$s]=1
+			report FAIL "find $s" "no disk with serial $s (is it bound to a driver?)"
+		fi
+	done
+}
+
+# run_disk_case NAME SERIAL FUNC: skip when the disk could not be attached.
+run_disk_case() {
+	local name=$1 s=$2
+	shift 2
+	if [ -n "${BROKEN[$s]:-}" ]; then
+		report skip "$name $s" "disk $s is not attached to $DRIVER"
+		return 0
+	fi
+	run_case "$name $s" "$@" "$s"
+}
+
+first_rw_disk() {
+	local s
+	for s in $(manifest_serials); do
+		[ "$(mf "$s" ro)" = 0 ] && [ "$(mf "$s" backend)" = file ] && { echo "$s"; return 0; }
+	done
+	return 1
+}
+
+disk_cases() {
+	local s=$1 rw0=$2 ro backend
+	ro=$(mf "$s" ro)
+	backend=$(mf "$s" backend)
+	run_disk_case properties "$s" case_properties
+	run_disk_case rebind "$s" case_rebind
+	if [ "$ro" = 1 ]; then
+		run_disk_case readonly "$s" case_readonly
+	elif [ "$backend" = null ]; then
+		run_disk_case fio-null "$s" case_fio_null
+	else
+		if [ "$QUICK" = 0 ] || [ "$s" = "$rw0" ]; then
+			run_disk_case fio-verify "$s" case_fio_verify
+		fi
+		if [ "$s" = "$rw0" ]; then
+			run_disk_case cross-driver "$s" case_cross
+		fi
+		[ "$QUICK" = 1 ] || run_disk_case ext4 "$s" case_ext4
+	fi
+}
+
+main() {
+	parse_args "$@"
+	setup_dirs
+	echo "# guest suite: DRIVER=$DRIVER kernel $(uname -r), $(nproc) cpus$([ "$QUICK" = 1 ] && echo ', quick')"
+	map_disks
+	if [ "$DRIVER" = vblk ]; then
+		run_case "load vblk" case_load_vblk
+		if [ "$LAST_VERDICT" != ok ]; then
+			summary
+			exit 1
+		fi
+	fi
+	local s rw0=''
+	rw0=$(first_rw_disk) || true
+	for s in $(manifest_serials); do
+		[ -n "${PCI_OF[$s]:-}" ] || continue
+		run_case "attach $s" case_attach "$s"
+		[ "$LAST_VERDICT" = ok ] || BROKEN[$s]=1
+	done
+	for s in $(manifest_serials); do
+		[ -n "${PCI_OF[$s]:-}" ] || continue
+		disk_cases "$s" "$rw0"
+	done
+	[ "$DRIVER" != vblk ] || run_case "unload vblk" case_unload_vblk
+	summary
+	[ "$n_fail" = 0 ]
+}
+
+main "$@"
