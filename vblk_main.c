@@ -478,25 +478,60 @@ static int vblk_setup_irqs(struct vblk_dev *vb)
 	return 0;
 }
 
+/* Tags per chunk is a power of two, so finding a tag is shift and mask. */
+static void vblk_size_tag_chunks(struct vblk_dev *vb)
+{
+	unsigned int per;
+
+	vb->tag_stride = ALIGN(sizeof(struct vblk_tag_dma) +
+			       (vb->max_segs + 2) * sizeof(struct vblk_desc), 64);
+	per = rounddown_pow_of_two(max_t(unsigned int, 1,
+					 VBLK_TAG_CHUNK_BYTES / vb->tag_stride));
+	per = min(per, roundup_pow_of_two(vb->depth));
+	vb->chunk_shift = ilog2(per);
+	vb->nr_chunks = DIV_ROUND_UP(vb->depth, per);
+	vb->chunk_bytes = PAGE_ALIGN((size_t)per * vb->tag_stride);
+}
+
 static void vblk_free_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 {
+	unsigned int i;
+
 	vblk_dma_free(&vb->pci, q->ring_bytes, q->ring_mem, q->ring_dma);
-	vblk_dma_free(&vb->pci, q->tag_bytes, q->tag_mem, q->tag_dma);
+	for (i = 0; q->tag_chunks && i < vb->nr_chunks; i++)
+		vblk_dma_free(&vb->pci, vb->chunk_bytes, q->tag_chunks[i].mem,
+			      q->tag_chunks[i].dma);
+	kfree(q->tag_chunks);
 	kfree(q->slot);
+	q->ring_mem = NULL;
+	q->tag_chunks = NULL;
+	q->slot = NULL;
 }
 
 static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 {
+	unsigned int i;
+
 	q->ring_bytes = PAGE_ALIGN(vblk_ring_mem_size(vb->ring_size));
 	q->ring_mem = vblk_dma_alloc(&vb->pci, q->ring_bytes, &q->ring_dma);
-	q->tag_bytes = PAGE_ALIGN((size_t)vb->depth * vb->tag_stride);
-	q->tag_mem = vblk_dma_alloc(&vb->pci, q->tag_bytes, &q->tag_dma);
 	q->slot = kcalloc(vb->ring_size, sizeof(*q->slot), GFP_KERNEL);
-	if (!q->ring_mem || !q->tag_mem || !q->slot) {
-		vblk_free_queue_mem(vb, q);
-		return -ENOMEM;
+	q->tag_chunks = kcalloc(vb->nr_chunks, sizeof(*q->tag_chunks),
+				GFP_KERNEL);
+	if (!q->ring_mem || !q->slot || !q->tag_chunks)
+		goto nomem;
+	for (i = 0; i < vb->nr_chunks; i++) {
+		struct vblk_dma_chunk *c = &q->tag_chunks[i];
+
+		c->mem = vblk_dma_alloc(&vb->pci, vb->chunk_bytes, &c->dma);
+		if (!c->mem)
+			goto nomem;
 	}
 	return 0;
+nomem:
+	dev_err(vblk_dev_of(vb), "queue %u: no memory for a %u-entry ring and %u tags of %u bytes\n",
+		q->index, vb->ring_size, vb->depth, vb->tag_stride);
+	vblk_free_queue_mem(vb, q);
+	return -ENOMEM;
 }
 
 static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
@@ -551,8 +586,7 @@ static int vblk_setup_queues(struct vblk_dev *vb)
 	unsigned int i;
 	int err;
 
-	vb->tag_stride = ALIGN(sizeof(struct vblk_tag_dma) +
-			       (vb->max_segs + 2) * sizeof(struct vblk_desc), 64);
+	vblk_size_tag_chunks(vb);
 	vb->queues = kcalloc(vb->nr_queues, sizeof(*vb->queues), GFP_KERNEL);
 	if (!vb->queues)
 		return -ENOMEM;

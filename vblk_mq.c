@@ -41,11 +41,14 @@ unsigned int vblk_mq_cmd_size(struct vblk_dev *vb)
 static struct vblk_tag_dma *vblk_tag(struct vblk_queue *q, unsigned int tag,
 				     dma_addr_t *addr)
 {
-	size_t off = (size_t)tag * q->vb->tag_stride;
+	struct vblk_dev *vb = q->vb;
+	struct vblk_dma_chunk *c = &q->tag_chunks[tag >> vb->chunk_shift];
+	size_t off = (size_t)(tag & ((1U << vb->chunk_shift) - 1)) *
+		     vb->tag_stride;
 
 	if (addr)
-		*addr = q->tag_dma + off;
-	return q->tag_mem + off;
+		*addr = c->dma + off;
+	return c->mem + off;
 }
 
 static enum dma_data_direction vblk_rq_dir(struct request *rq)

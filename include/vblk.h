@@ -112,6 +112,17 @@ struct vblk_tag_dma {
 	struct vblk_desc tbl[];
 };
 
+/*
+ * Per-tag storage comes in chunks of at most VBLK_TAG_CHUNK_BYTES so that
+ * no allocation needs many contiguous pages.
+ */
+#define VBLK_TAG_CHUNK_BYTES	(64 * 1024)
+
+struct vblk_dma_chunk {
+	void *mem;
+	dma_addr_t dma;
+};
+
 struct vblk_dev;
 
 struct vblk_queue {
@@ -131,9 +142,7 @@ struct vblk_queue {
 	dma_addr_t ring_dma;
 	size_t ring_bytes;
 	struct vblk_ring_slot *slot;
-	void *tag_mem;
-	dma_addr_t tag_dma;
-	size_t tag_bytes;
+	struct vblk_dma_chunk *tag_chunks;	/* depth tags, in chunks */
 };
 
 struct vblk_dev {
@@ -147,6 +156,9 @@ struct vblk_dev {
 	unsigned int depth;		/* tags per queue (<= ring_size) */
 	unsigned int max_segs;		/* data segments per request */
 	unsigned int tag_stride;	/* bytes of vblk_tag_dma per tag */
+	unsigned int chunk_shift;	/* log2(tags per chunk) */
+	unsigned int nr_chunks;
+	size_t chunk_bytes;
 	bool indirect;
 	bool event_idx;
 	enum vblk_complete_mode complete;	/* resolved: never AUTO */
