@@ -117,7 +117,8 @@ static inline long long fake_dev_chain(struct fake_dev *d, u16 head,
 			    len % sizeof(struct vblk_desc))
 				return -1;
 			if (a < d->tbl_lo || a >= d->tbl_hi ||
-			    d->tbl_hi - a < len)
+			    d->tbl_hi - a < len ||
+			    (a - d->tbl_lo) % sizeof(struct vblk_desc))
 				return -1;
 			tbl = fake_bus_to_virt(a);
 			max = len / sizeof(struct vblk_desc);
