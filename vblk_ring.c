@@ -267,7 +267,7 @@ int vblk_ring_add(struct vblk_ring *r, u16 head, struct vblk_desc *tbl,
 
 	if (r->broken)
 		return -EIO;
-	/* The spec caps any chain, indirect ones included, at the queue size. */
+	/* The spec caps every chain, indirect ones too, at the queue size. */
 	if (!tbl || !token || !n || n > r->num)
 		return -EINVAL;
 	if (!vblk_chain_in_len(tbl, n, &in_len))
@@ -286,7 +286,7 @@ int vblk_ring_add(struct vblk_ring *r, u16 head, struct vblk_desc *tbl,
 	r->num_free -= slot->ndesc;
 	r->in_flight++;
 
-	/* Invisible to the device until vblk_ring_publish() moves avail->idx. */
+	/* Invisible to the device until vblk_ring_publish() moves the idx. */
 	r->avail->ring[r->avail_idx & (r->num - 1)] = cpu_to_le16(ret);
 	r->avail_idx++;
 	return 0;
@@ -330,9 +330,11 @@ bool vblk_ring_kick_prepare(struct vblk_ring *r)
 	 */
 	vblk_mb();
 
-	if (r->event_idx)
-		return vblk_need_event(le16_to_cpu(READ_ONCE(*vblk_avail_event(r))),
-				       new, old);
+	if (r->event_idx) {
+		u16 event = le16_to_cpu(READ_ONCE(*vblk_avail_event(r)));
+
+		return vblk_need_event(event, new, old);
+	}
 	return !(le16_to_cpu(READ_ONCE(r->used->flags)) &
 		 VBLK_USED_F_NO_NOTIFY);
 }
@@ -391,7 +393,7 @@ int vblk_ring_get_used(struct vblk_ring *r, void **token, u32 *len)
 	if (id >= r->num)
 		return vblk_ring_fail(r, VBLK_RING_E_ID, id);
 	slot = &r->slot[id];
-	/* Also catches the id of a non-head descriptor and a double completion. */
+	/* Also catches a non-head descriptor and a double completion. */
 	if (!slot->token)
 		return vblk_ring_fail(r, VBLK_RING_E_IDLE, id);
 	if (elen > slot->in_len)
@@ -432,7 +434,7 @@ void vblk_ring_disable_cb(struct vblk_ring *r)
 bool vblk_ring_enable_cb(struct vblk_ring *r)
 {
 	if (r->event_idx) {
-		/* Interrupt when the device writes the first unharvested entry. */
+		/* Interrupt when the device writes the first unharvested one. */
 		WRITE_ONCE(*vblk_used_event(r), cpu_to_le16(r->last_used));
 	} else if (r->avail_flags & VBLK_AVAIL_F_NO_INTERRUPT) {
 		r->avail_flags &= ~VBLK_AVAIL_F_NO_INTERRUPT;

@@ -47,7 +47,7 @@ typedef uint64_t __le64;
 #define WRITE_ONCE(x, val) \
 	do { *(volatile __typeof__(x) *)&(x) = (val); } while (0)
 
-/* The kernel's virt_*() barriers order against another CPU, not an MMIO device. */
+/* Like the kernel's virt_*(): ordering against another CPU, not MMIO. */
 #define vblk_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define vblk_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define vblk_wmb()	__atomic_thread_fence(__ATOMIC_RELEASE)

@@ -618,8 +618,9 @@ static bool run_script(const u8 *data, size_t size)
 			char tmp[sizeof(fz_why)];
 
 			memcpy(tmp, fz_why, sizeof(tmp));
-			snprintf(fz_why, sizeof(fz_why), "step %zu (op %d): %.200s",
-				 (i - 1) / 4, op, tmp);
+			snprintf(fz_why, sizeof(fz_why),
+				 "step %zu (op %d): %.200s", (i - 1) / 4, op,
+				 tmp);
 			return false;
 		}
 	}

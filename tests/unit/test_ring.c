@@ -151,7 +151,8 @@ static bool t_layout(void)
 		CHECK_EQ((u8 *)f->r.used - m, lc[i].used_off);
 		CHECK_EQ(f->r.used_addr % 16, 0);
 		CHECK_EQ(f->r.desc_addr, fake_virt_to_bus(m));
-		CHECK_EQ(f->r.avail_addr, fake_virt_to_bus(m) + lc[i].avail_off);
+		CHECK_EQ(f->r.avail_addr,
+			 fake_virt_to_bus(m) + lc[i].avail_off);
 		CHECK_EQ(f->r.used_addr, fake_virt_to_bus(m) + lc[i].used_off);
 		/* avail_event is the last 2 bytes of the ring memory. */
 		CHECK((u8 *)fake_avail_event(&f->d) + 2 == m + lc[i].size);
@@ -1002,7 +1003,7 @@ static void run(const char *name, bool (*fn)(void))
 	fflush(stdout);
 }
 
-#define RUN(fn) run(#fn + 2, fn)
+#define RUN(fn) run(&#fn[2], fn)	/* name without "t_" */
 
 int main(void)
 {
