@@ -338,9 +338,11 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 		return -EINVAL;
 	}
 	segs = min3(seg_max, vblk_max_segments ?: 1U, 1024U);
-	/* A direct chain needs its header and status descriptors too. */
-	if (!vb->indirect)
-		segs = min(segs, vb->ring_size - 2);
+	/*
+	 * No chain may be longer than the ring, indirect tables included, and
+	 * each carries a header and a status descriptor besides the data.
+	 */
+	segs = min(segs, vb->ring_size - 2);
 	vb->max_segs = segs;
 	l->max_segments = segs;
 	l->max_segment_size = size_max;

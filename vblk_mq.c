@@ -179,6 +179,7 @@ static bool vblk_kick_prepare(struct vblk_queue *q)
 /* Drop the queue lock and ring the doorbell if wanted, in the chosen order. */
 static void vblk_unlock_kick(struct vblk_queue *q, bool kick,
 			     unsigned long flags)
+	__releases(&q->lock)
 {
 	if (kick && READ_ONCE(vblk_notify_in_lock)) {
 		vblk_notify(q);
@@ -255,7 +256,7 @@ static void vblk_commit_rqs(struct blk_mq_hw_ctx *hctx)
  * with at most one doorbell. Those the ring cannot take go to *requeue.
  */
 static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
-			      unsigned int n, vblk_rq_list *requeue)
+			      unsigned int n, VBLK_QUEUE_RQS_ARGS)
 {
 	unsigned long flags;
 	unsigned int i, done = 0;
@@ -275,7 +276,7 @@ static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
 
 	for (; i < n; i++) {
 		vblk_unmap_data(q, rqs[i]);
-		vblk_rq_list_add(requeue, rqs[i]);
+		vblk_rq_list_add(rqlist, rqs[i]);
 	}
 }
 
@@ -284,10 +285,10 @@ static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
  * grouped by queue in the order they come; whatever cannot be submitted
  * goes back to blk-mq, which issues it one by one through queue_rq.
  */
-static void vblk_queue_rqs(vblk_rq_list *rqlist)
+static void vblk_queue_rqs(VBLK_QUEUE_RQS_ARGS)
 {
+	VBLK_RQ_LIST_T requeue = VBLK_RQ_LIST_INIT;
 	struct request *batch[VBLK_QUEUE_RQS_BATCH];
-	vblk_rq_list requeue = VBLK_RQ_LIST_EMPTY;
 	struct vblk_queue *cur = NULL;
 	struct request *rq;
 	unsigned int n = 0;
@@ -308,7 +309,7 @@ static void vblk_queue_rqs(vblk_rq_list *rqlist)
 	}
 	if (n)
 		vblk_submit_batch(cur, batch, n, &requeue);
-	*rqlist = requeue;
+	vblk_rq_list_move(rqlist, &requeue);
 }
 
 static blk_status_t vblk_status(u8 status)

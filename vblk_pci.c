@@ -197,17 +197,16 @@ void vblk_pci_add_status(struct vblk_pci *p, u8 bits)
  */
 void vblk_pci_reset(struct vblk_pci *p)
 {
-	unsigned int waited = 0;
+	unsigned long deadline = jiffies + msecs_to_jiffies(VBLK_RESET_WAIT_MS);
 
 	iowrite8(0, p->common + COMMON(device_status));
 	while (vblk_pci_get_status(p)) {
-		if (waited >= VBLK_RESET_WAIT_MS) {
+		if (time_after(jiffies, deadline)) {
 			dev_err(&p->pdev->dev, "device did not finish reset in %u ms\n",
 				VBLK_RESET_WAIT_MS);
 			return;
 		}
-		msleep(1);
-		waited++;
+		usleep_range(500, 1000);
 	}
 }
 

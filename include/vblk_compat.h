@@ -100,33 +100,24 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 #endif
 }
 
-/* The list queue_rqs() gets, and the two operations vblk needs on it. */
+/*
+ * The list queue_rqs() gets: its parameter, a local list, and the two
+ * operations vblk needs on it (order within a list does not matter).
+ */
 #ifdef VBLK_HAVE_STRUCT_RQ_LIST
-typedef struct rq_list vblk_rq_list;
-#define VBLK_RQ_LIST_EMPTY	{}
-
-static inline struct request *vblk_rq_list_pop(vblk_rq_list *l)
-{
-	return rq_list_pop(l);
-}
-
-static inline void vblk_rq_list_add(vblk_rq_list *l, struct request *rq)
-{
-	rq_list_add_tail(l, rq);
-}
+#define VBLK_QUEUE_RQS_ARGS		struct rq_list *rqlist
+#define VBLK_RQ_LIST_T			struct rq_list
+#define VBLK_RQ_LIST_INIT		{}
+#define vblk_rq_list_pop(l)		rq_list_pop(l)
+#define vblk_rq_list_add(l, rq)		rq_list_add_tail(l, rq)
+#define vblk_rq_list_move(dst, src)	(*(dst) = *(src))
 #else
-typedef struct request *vblk_rq_list;
-#define VBLK_RQ_LIST_EMPTY	NULL
-
-static inline struct request *vblk_rq_list_pop(vblk_rq_list *l)
-{
-	return rq_list_pop(l);
-}
-
-static inline void vblk_rq_list_add(vblk_rq_list *l, struct request *rq)
-{
-	rq_list_add(l, rq);
-}
+#define VBLK_QUEUE_RQS_ARGS		struct request **rqlist
+#define VBLK_RQ_LIST_T			struct request *
+#define VBLK_RQ_LIST_INIT		NULL
+#define vblk_rq_list_pop(l)		rq_list_pop(l)
+#define vblk_rq_list_add(l, rq)		rq_list_add(l, rq)
+#define vblk_rq_list_move(dst, src)	(*(dst) = *(src))
 #endif
 
 /* getgeo's first argument. */

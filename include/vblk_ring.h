@@ -26,9 +26,14 @@
 #include <asm/barrier.h>
 #include <asm/byteorder.h>
 
-#define vblk_mb()	virt_mb()
-#define vblk_rmb()	virt_rmb()
-#define vblk_wmb()	virt_wmb()
+/*
+ * The device is another CPU (the host) that reads and writes our memory
+ * coherently: SMP-strength barriers suffice, as for every virtio device
+ * without VIRTIO_F_ORDER_PLATFORM.
+ */
+#define vblk_mb()	virt_mb()	/* order ring stores vs later loads */
+#define vblk_rmb()	virt_rmb()	/* used idx before used elements */
+#define vblk_wmb()	virt_wmb()	/* avail entries before avail idx */
 #else
 #include "vblk_ring_user.h"
 #endif
