@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""vblk benchmark, guest side (runs inside the lab guest under scripts/vm-run).
+
+Reads a plan (JSON, written by scripts/bench), loads vblk, binds disks, and
+runs every experiment of the plan: fio jobs on each arm, interleaved in
+rotating order (A B C, B C A, C A B, ...), after a warm-up round.
+
+For each run it takes two snapshots of the guest's counters inside fio's
+steady state (after the ramp): /proc/stat, /proc/interrupts, /proc/softirqs,
+the disk's /sys/block/X/stat and, for vblk disks, /sys/block/X/vblk/counters.
+At each snapshot it appends a marker line to OUT/markers; the host side
+(tests/bench/host_sampler.py) reads the QEMU process' CPU time when it sees
+the marker. Results: OUT/runs.jsonl (one JSON object per run), OUT/fio/*.json
+(raw fio output), OUT/guest-info.json, and one progress line per run on
+stdout.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+OUT = os.environ.get("VBLK_OUT", ".")
+PARAMS = "/sys/module/vblk/parameters"
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def rd(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def wr(path, val):
+    with open(path, "w") as f:
+        f.write(str(val))
+
+
+def sh(cmd, check=True):
+    r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (cmd, r.returncode, r.stdout.strip()))
+    return r.stdout
+
+
+# ---- markers for the host ------------------------------------------------
+
+_mfd = None
+
+
+def marker(run_id, kind):
+    global _mfd
+    if _mfd is None:
+        _mfd = os.open(os.path.join(OUT, "markers"),
+                       os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(_mfd, ("%s %s %.6f\n" % (run_id, kind, time.monotonic())).encode())
+
+
+# ---- disks -----------------------------------------------------------------
+
+def disk_by_serial(serial):
+    for d in sorted(os.listdir("/sys/block")):
+        if rd("/sys/block/%s/serial" % d).strip() == serial:
+            return d
+    return None
+
+
+def pci_of(dev):
+    path = os.path.realpath("/sys/block/%s" % dev)
+    addr = None
+    for comp in path.split("/"):
+        if re.match(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$", comp):
+            addr = comp
+    return addr
+
+
+def driver_of(dev):
+    if dev.startswith("nullb"):
+        return "null_blk"
+    if os.path.isdir("/sys/block/%s/vblk" % dev):
+        return "vblk"
+    return "virtio_blk"
+
+
+def irq_names(dev):
+    """Names in /proc/interrupts that belong to this disk's device."""
+    drv = driver_of(dev)
+    if drv == "vblk":
+        return ("exact", pci_of(dev))
+    if drv == "virtio_blk":
+        vdev = os.path.basename(os.path.realpath("/sys/block/%s/device" % dev))
+        return ("prefix", vdev + "-")
+    return ("none", None)
+
+
+def bind(serial, driver, params=None):
+    """Set vblk parameters (they apply at bind), then move the disk."""
+    for k, v in (params or {}).items():
+        wr(os.path.join(PARAMS, k), v)
+    dev = disk_by_serial(serial)
+    if dev is None:
+        raise RuntimeError("no disk with serial %s" % serial)
+    pci = pci_of(dev)
+    target = {"vblk": "vblk", "virtio_blk": "virtio-pci"}[driver]
+    if driver_of(dev) == driver and driver == "vblk":
+        sh("%s/scripts/vblk-bind none %s" % (REPO, pci))
+    sh("%s/scripts/vblk-bind %s %s" % (REPO, target, pci))
+    for _ in range(100):
+        dev = disk_by_serial(serial)
+        if dev and driver_of(dev) == driver:
+            return dev
+        time.sleep(0.1)
+    raise RuntimeError("disk %s did not come back on %s" % (serial, driver))
+
+
+# ---- snapshots ----------------------------------------------------------------
+
+def read_interrupts():
+    tot = {}
+    lines = rd("/proc/interrupts").splitlines()
+    if not lines:
+        return tot
+    ncpu = len(lines[0].split())
+    for ln in lines[1:]:
+        f = ln.split()
+        if not f or not f[0].endswith(":"):
+            continue
+        nums = []
+        for x in f[1:1 + ncpu]:
+            if x.isdigit():
+                nums.append(int(x))
+            else:
+                break
+        if not f[0][:-1].isdigit():
+            continue
+        name = f[-1] if len(f) > 1 + ncpu else ""
+        tot["%s %s" % (f[0][:-1], name)] = sum(nums)
+    return tot
+
+
+def read_softirqs():
+    res = {}
+    for ln in rd("/proc/softirqs").splitlines()[1:]:
+        f = ln.split()
+        if f and f[0].endswith(":"):
+            res[f[0][:-1]] = sum(int(x) for x in f[1:] if x.isdigit())
+    return res
+
+
+def read_cpu():
+    for ln in rd("/proc/stat").splitlines():
+        if ln.startswith("cpu "):
+            return [int(x) for x in ln.split()[1:]]
+    return []
+
+
+def read_counters(dev):
+    txt = rd("/sys/block/%s/vblk/counters" % dev)
+    res = {}
+    hdr = None
+    for ln in txt.splitlines():
+        f = ln.split()
+        if not f:
+            continue
+        if f[0] == "queue":
+            hdr = f[1:]
+        elif f[0] == "total" and hdr:
+            res.update({k: int(v) for k, v in zip(hdr, f[1:])})
+        elif f[0] == "device_irqs":
+            res["device_irqs"] = int(f[1])
+            res["config_irqs"] = int(f[3])
+    return res
+
+
+def read_diskstat(dev):
+    f = [int(x) for x in rd("/sys/block/%s/stat" % dev).split()]
+    # reads completed, writes completed (fields 1 and 5)
+    return {"ios": f[0] + f[4], "rd": f[0], "wr": f[4]} if f else {"ios": 0}
+
+
+def snapshot(dev):
+    s = {"t": time.monotonic(), "cpu": read_cpu(), "irq": read_interrupts(),
+         "softirq": read_softirqs(), "disk": read_diskstat(dev)}
+    if driver_of(dev) == "vblk":
+        s["vblk"] = read_counters(dev)
+    return s
+
+
+def irq_delta(dev, s0, s1):
+    kind, name = irq_names(dev)
+    if kind == "none":
+        return 0
+    tot = 0
+    for k, v1 in s1["irq"].items():
+        nm = k.split(" ", 1)[1]
+        if (kind == "exact" and nm == name) or (kind == "prefix" and nm.startswith(name)
+                                                and not nm.endswith("config")):
+            tot += v1 - s0["irq"].get(k, 0)
+    return tot
+
+
+def derive(dev, s0, s1):
+    """Window metrics from two snapshots."""
+    dt = s1["t"] - s0["t"]
+    c0, c1 = s0["cpu"], s1["cpu"]
+    d = [b - a for a, b in zip(c0, c1)]
+    total = sum(d[:8])  # user nice system idle iowait irq softirq steal
+    idle = d[3] + d[4]
+    busy_s = (total - idle) / HZ
+    ios = s1["disk"]["ios"] - s0["disk"]["ios"]
+    m = {"win_s": dt, "win_ios": ios, "win_iops": ios / dt if dt > 0 else 0,
+         "guest_busy_s": busy_s, "guest_cpu_total_s": total / HZ,
+         "guest_busy_frac": (total - idle) / total if total else 0,
+         "guest_sys_s": d[2] / HZ, "guest_user_s": d[0] / HZ,
+         "guest_irq_s": d[5] / HZ, "guest_softirq_s": d[6] / HZ,
+         "iops_per_busy_cpu_s": ios / busy_s if busy_s > 0 else None,
+         "irqs": irq_delta(dev, s0, s1)}
+    m["irqs_per_io"] = m["irqs"] / ios if ios else None
+    for k in ("BLOCK", "IRQ_POLL"):
+        m["softirq_" + k] = s1["softirq"].get(k, 0) - s0["softirq"].get(k, 0)
+    if "vblk" in s0 and "vblk" in s1:
+        v = {k: s1["vblk"][k] - s0["vblk"].get(k, 0) for k in s1["vblk"] if k != "max_batch"}
+        m["vblk"] = v
+        req = v.get("requests", 0)
+        if req:
+            m["doorbells_per_io"] = v.get("doorbells", 0) / req
+            m["vblk_irqs_per_io"] = v.get("irqs", 0) / req
+            m["polls_per_io"] = v.get("polls", 0) / req
+    return m
+
+
+# ---- fio ---------------------------------------------------------------------
+
+def fio_cmd(dev, job, runtime, ramp, outfile):
+    args = ["fio", "--name=%s" % job["name"], "--filename=/dev/%s" % dev,
+            "--direct=1", "--time_based", "--runtime=%g" % runtime,
+            "--ramp_time=%g" % ramp, "--group_reporting", "--norandommap",
+            "--randrepeat=0", "--output-format=json", "--output=%s" % outfile]
+    for k, v in job["fio"].items():
+        args.append("--%s=%s" % (k, v) if v is not None else "--%s" % k)
+    return args
+
+
+def fio_summary(path):
+    with open(path) as f:
+        txt = f.read()
+    # fio may print warnings before the JSON
+    txt = txt[txt.index("{"):]
+    j = json.loads(txt)
+    job = j["jobs"][0]
+    res = {"iops": 0.0, "bw_kib": 0.0, "ios": 0}
+    pct = {}
+    lat_mean = []
+    for dirn in ("read", "write"):
+        d = job[dirn]
+        if d["total_ios"] == 0 and d["iops"] == 0:
+            continue
+        res["iops"] += d["iops"]
+        res["bw_kib"] += d["bw"]
+        res["ios"] += d["total_ios"]
+        cl = d.get("clat_ns", {})
+        if cl.get("N", 0):
+            lat_mean.append((cl["mean"], cl["N"]))
+            for k, v in cl.get("percentile", {}).items():
+                pct.setdefault(k, []).append(v)
+    if lat_mean:
+        n = sum(x[1] for x in lat_mean)
+        res["clat_mean_us"] = sum(m * c for m, c in lat_mean) / n / 1000
+    for key, name in (("50.000000", "p50"), ("99.000000", "p99"), ("99.900000", "p99.9")):
+        if key in pct:
+            res["clat_%s_us" % name] = max(pct[key]) / 1000
+    res["usr_cpu"] = job.get("usr_cpu")
+    res["sys_cpu"] = job.get("sys_cpu")
+    res["ctx"] = job.get("ctx")
+    res["error"] = job.get("error", 0)
+    return res
+
+
+def run_one(rid, exp, job, arm, dev, window, ramp, record=True):
+    for k, v in arm.get("set", {}).items():
+        wr(os.path.join(PARAMS, k), v)
+    fdir = os.path.join(OUT, "fio")
+    os.makedirs(fdir, exist_ok=True)
+    outfile = os.path.join(fdir, "%s.json" % rid)
+    runtime = window + 0.5
+    if arm.get("fio"):
+        job = dict(job, fio=dict(job["fio"], **arm["fio"]))
+    cmd = fio_cmd(dev, job, runtime, ramp, outfile)
+    st0 = read_diskstat(dev)["ios"]
+    t_start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # I/O has started when the disk's completion count moves.
+    started = False
+    while time.monotonic() - t_start < 30:
+        if p.poll() is not None:
+            break
+        if read_diskstat(dev)["ios"] > st0:
+            started = True
+            break
+        time.sleep(0.02)
+    rec = {"id": rid, "exp": exp["name"], "job": job["name"], "arm": arm["label"],
+           "dev": dev, "driver": driver_of(dev), "record": record,
+           "fio_cmd": " ".join(cmd)}
+    if started:
+        time.sleep(ramp)
+        s0 = snapshot(dev)
+        marker(rid, "S")
+        time.sleep(window)
+        marker(rid, "E")
+        s1 = snapshot(dev)
+        rec.update(derive(dev, s0, s1))
+    try:
+        _, err = p.communicate(timeout=runtime + ramp + 60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    rec["fio_rc"] = p.returncode
+    rec["wall_s"] = time.monotonic() - t_start
+    try:
+        rec.update(fio_summary(outfile))
+    except (OSError, ValueError, KeyError) as e:
+        rec["error"] = "fio output: %s; stderr: %s" % (e, (err or "").strip()[:300])
+    if p.returncode != 0:
+        rec["error"] = "fio exit %d: %s" % (p.returncode, (err or "").strip()[:300])
+    return rec
+
+
+def progress(n, total, rec):
+    def f(key, fmt, scale=1.0):
+        v = rec.get(key)
+        return fmt % (v * scale) if isinstance(v, (int, float)) else "-"
+    tag = "" if rec["record"] else " (warm-up)"
+    if rec.get("error"):
+        log("[%3d/%d] %-10s %-14s %-6s %-6s ERROR %s" % (n, total, rec["exp"], rec["job"],
+            rec["arm"], rec["dev"], rec["error"]))
+        return
+    log("[%3d/%d] %-10s %-16s %-7s %-7s %8s IOPS p99 %7s us busy %4s%% IOPS/busy-s %7s irq/IO %5s db/IO %5s%s"
+        % (n, total, rec["exp"], rec["job"], rec["arm"], rec["dev"], f("iops", "%.0f"),
+           f("clat_p99_us", "%.0f"), f("guest_busy_frac", "%.0f", 100),
+           f("iops_per_busy_cpu_s", "%.0f"), f("irqs_per_io", "%.2f"),
+           f("doorbells_per_io", "%.2f"), tag))
+
+
+# ---- setup actions -----------------------------------------------------------
+
+def do_setup(actions):
+    for a in actions:
+        kind = a["do"]
+        if kind == "bind":
+            dev = bind(a["serial"], a["driver"], a.get("params"))
+            cfg = rd("/sys/block/%s/vblk/config" % dev).replace("\n", "; ")
+            log("setup: %s (serial %s) on %s %s" % (dev, a["serial"], a["driver"], cfg))
+        elif kind == "param":
+            for k, v in a["params"].items():
+                wr(os.path.join(PARAMS, k), v)
+        elif kind == "null_blk":
+            if not os.path.isdir("/sys/block/nullb0"):
+                sh("modprobe null_blk %s" % a.get("args", "queue_mode=2 irqmode=0 nr_devices=1"))
+            log("setup: null_blk %s" % rd("/sys/block/nullb0/queue/nr_requests").strip())
+        elif kind == "sh":
+            log("setup: %s" % sh(a["cmd"]).strip())
+
+
+def resolve_arm(arm):
+    if "serial" in arm:
+        return disk_by_serial(arm["serial"])
+    return arm["dev"]
+
+
+REPO = "/work/main"
+
+
+def main():
+    global REPO
+    plan_path = sys.argv[1]
+    with open(plan_path) as f:
+        plan = json.load(f)
+    REPO = plan.get("repo", REPO)
+    ko = plan["ko"]
+    info = {"uname": os.uname().release, "ncpu": os.cpu_count(), "hz": HZ,
+            "fio": sh("fio --version", check=False).strip()}
+    args = " ".join("%s=%s" % kv for kv in plan.get("insmod", {}).items())
+    sh("insmod %s %s" % (ko, args))
+    info["vblk_params"] = {p: rd(os.path.join(PARAMS, p)).strip() for p in sorted(os.listdir(PARAMS))}
+    # Plan size for the progress counter.
+    total = 0
+    for exp in plan["experiments"]:
+        total += len(exp["jobs"]) * len(exp["arms"]) * (exp.get("warmup", 1) + exp["reps"])
+    n = 0
+    with open(os.path.join(OUT, "guest-info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    runs = open(os.path.join(OUT, "runs.jsonl"), "a")
+    t_all = time.monotonic()
+    for exp in plan["experiments"]:
+        try:
+            do_setup(exp.get("setup", []))
+        except Exception as e:  # an experiment that cannot be set up is skipped
+            log("experiment %s: setup failed: %s" % (exp["name"], e))
+            runs.write(json.dumps({"exp": exp["name"], "setup_error": str(e)}) + "\n")
+            runs.flush()
+            n += len(exp["jobs"]) * len(exp["arms"]) * (exp.get("warmup", 1) + exp["reps"])
+            continue
+        arms = exp["arms"]
+        devs = {}
+        for arm in arms:
+            devs[arm["label"]] = resolve_arm(arm)
+            dev = devs[arm["label"]]
+            if dev:
+                cfg = rd("/sys/block/%s/vblk/config" % dev)
+                info.setdefault("arms", {})["%s/%s" % (exp["name"], arm["label"])] = {
+                    "dev": dev, "driver": driver_of(dev), "config": cfg,
+                    "irq": irq_names(dev), "set": arm.get("set", {})}
+        log("== %s: %s" % (exp["name"], ", ".join(
+            "%s=%s(%s)" % (a["label"], devs[a["label"]], driver_of(devs[a["label"]]) if devs[a["label"]] else "?")
+            for a in arms)))
+        for job in exp["jobs"]:
+            warm = exp.get("warmup", 1)
+            for r in range(warm + exp["reps"]):
+                k = r % len(arms)
+                order = arms[k:] + arms[:k]
+                for arm in order:
+                    n += 1
+                    dev = devs[arm["label"]]
+                    rid = "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm, arm["label"])
+                    if dev is None:
+                        rec = {"id": rid, "exp": exp["name"], "job": job["name"],
+                               "arm": arm["label"], "dev": "?", "record": False,
+                               "error": "no disk"}
+                    else:
+                        try:
+                            rec = run_one(rid, exp, job, arm, dev,
+                                          exp["window"] if r >= warm else exp.get("warm_window", 1),
+                                          exp["ramp"], record=r >= warm)
+                        except Exception as e:
+                            rec = {"id": rid, "exp": exp["name"], "job": job["name"],
+                                   "arm": arm["label"], "dev": dev, "record": False,
+                                   "error": "%s: %s" % (type(e).__name__, e)}
+                    rec["rep"] = r - warm
+                    rec["elapsed_s"] = time.monotonic() - t_all
+                    runs.write(json.dumps(rec) + "\n")
+                    runs.flush()
+                    progress(n, total, rec)
+        # Restore the defaults of run-time switches.
+        for k, v in exp.get("restore", {}).items():
+            wr(os.path.join(PARAMS, k), v)
+    with open(os.path.join(OUT, "guest-info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    log("guest: done in %.0f s" % (time.monotonic() - t_all))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""vblk benchmark: the plan (which disks, which experiments, which fio jobs).
+
+    plan.py --mode quick|full [--reps N] [--window S] [--only EXP,...] OUT
+
+Writes OUT/plan.json (read by the guest, tests/bench/guest_bench.py, and by
+the report) and prints the scripts/vm-run disk and QEMU options, one argument
+per line, for scripts/bench.
+
+Every experiment compares a test arm against a base arm, with a control arm
+that is configured exactly like the base (the A/A control): the spread
+between base and control is the noise floor that the report puts next to the
+test/base ratio. Arms run interleaved in rotating order, after a warm-up.
+"""
+import argparse
+import json
+import os
+
+# fio jobs, scaled to the 2 vCPUs of the lab guest (the report states it).
+JOBS = {
+    "rr4k-qd64-nj1": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 1},
+    "rr4k-qd64-nj2": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 2},
+    "rr4k-qd64-nj4": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 4},
+    "rr64k-uring-qd32-nj4": {"rw": "randread", "bs": "64k", "ioengine": "io_uring", "iodepth": 32, "numjobs": 4},
+    "rw4k-qd64-nj2": {"rw": "randwrite", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 2},
+    "rr4k-qd1": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 1, "numjobs": 1},
+    "rr4k-qd32-nj4": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 32, "numjobs": 4},
+    "rr4k-uring-qd32-nj1": {"rw": "randread", "bs": "4k", "ioengine": "io_uring", "iodepth": 32, "numjobs": 1},
+    "rr4k-uring-qd1": {"rw": "randread", "bs": "4k", "ioengine": "io_uring", "iodepth": 1, "numjobs": 1},
+}
+
+JOB_TEXT = {
+    "rr4k-qd64-nj1": "seed 000's job, numjobs 1",
+    "rr4k-qd64-nj2": "seed 000's job, numjobs 2 (= vCPUs)",
+    "rr4k-qd64-nj4": "seed 000's job, numjobs 4; stands for seed 002's numjobs=8 (more jobs than vCPUs, 2x)",
+    "rr64k-uring-qd32-nj4": "seed 002's 64k io_uring job, numjobs 4 (2 per vCPU)",
+    "rw4k-qd64-nj2": "4k randwrite",
+    "rr4k-qd1": "QD1 latency",
+    "rr4k-qd32-nj4": "seed 004's job (iodepth 32, numjobs 32 on 32 vCPUs), scaled to 4 jobs on 2 vCPUs",
+    "rr4k-uring-qd32-nj1": "io_uring, QD32, 1 job",
+    "rr4k-uring-qd1": "io_uring QD1",
+}
+
+NULL = "null,size=8G"
+FILE = "size=8G,cache=none,aio=native"
+
+
+def job(name, extra=None):
+    j = {"name": name, "fio": dict(JOBS[name]), "text": JOB_TEXT.get(name, "")}
+    j["fio"].update(extra or {})
+    return j
+
+
+def vblk_bind(serial, **params):
+    return {"do": "bind", "serial": serial, "driver": "vblk",
+            "params": {k: str(v) for k, v in params.items()}}
+
+
+# Defaults of the bind-time parameters, set before each bind so that one
+# experiment's settings never leak into the next one's disks.
+DEFAULTS = {"num_queues": 0, "poll_queues": 0, "complete": "auto", "irq_mode": "auto",
+            "queue_depth": 0, "indirect": 1, "event_idx": 1, "poll_budget": 64}
+
+
+def bind_with(serial, **over):
+    p = dict(DEFAULTS)
+    p.update(over)
+    return vblk_bind(serial, **p)
+
+
+def experiments(mode):
+    """Experiments in run order. Each: disks it needs (vm-run specs), QEMU
+    options, setup actions, arms (base, control, test), jobs, targets."""
+    quick = mode == "quick"
+    E = []
+
+    drv_jobs = ["rr4k-qd64-nj1", "rr4k-qd64-nj2"]
+    if not quick:
+        drv_jobs += ["rr4k-qd64-nj4", "rr64k-uring-qd32-nj4", "rw4k-qd64-nj2", "rr4k-qd1"]
+    E.append({
+        "name": "drv",
+        "title": "vblk vs virtio_blk (null-co backend)",
+        "disks": ["%s,serial=va" % NULL, "%s,serial=va2" % NULL, "%s,serial=bv" % NULL],
+        "setup": [bind_with("bv")],
+        "arms": [{"label": "virtio_blk", "serial": "va", "role": "base"},
+                 {"label": "virtio_blk#2", "serial": "va2", "role": "control"},
+                 {"label": "vblk", "serial": "bv", "role": "test"}],
+        "jobs": [job(j) for j in drv_jobs],
+        "targets": {"rr4k-qd64-nj1": 1.10, "rr4k-qd64-nj2": 1.10, "*": 1.00},
+        "cpu_target": 1.15,
+    })
+    if quick:
+        return E
+
+    E.append({
+        "name": "drv-file",
+        "title": "vblk vs virtio_blk (raw file, cache=none, aio=native)",
+        "disks": ["%s,serial=fa" % FILE, "%s,serial=fa2" % FILE, "%s,serial=fb" % FILE],
+        "setup": [bind_with("fb")],
+        "arms": [{"label": "virtio_blk", "serial": "fa", "role": "base"},
+                 {"label": "virtio_blk#2", "serial": "fa2", "role": "control"},
+                 {"label": "vblk", "serial": "fb", "role": "test"}],
+        "jobs": [job("rr4k-qd64-nj2"), job("rw4k-qd64-nj2")],
+        "targets": {"*": 1.00},
+    })
+    E.append({
+        "name": "notify",
+        "title": "seed 000: doorbell outside (notify_in_lock=0) vs inside (=1) the queue lock",
+        "disks": [],
+        "setup": [],  # uses the vblk disk of "drv"
+        "arms": [{"label": "in-lock", "serial": "bv", "set": {"notify_in_lock": 1}, "role": "base"},
+                 {"label": "in-lock#2", "serial": "bv", "set": {"notify_in_lock": 1}, "role": "control"},
+                 {"label": "outside", "serial": "bv", "set": {"notify_in_lock": 0}, "role": "test"}],
+        "restore": {"notify_in_lock": 0},
+        "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2"), job("rr4k-qd64-nj4")],
+        "targets": {"rr4k-qd64-nj2": 1.20},
+    })
+    E.append({
+        "name": "softirq",
+        "title": "seed 004: one interrupt vector (vectors=2), complete=softirq vs hardirq",
+        "disks": ["%s,serial=v1h,props=num-queues=2,props=vectors=2" % NULL,
+                  "%s,serial=v1h2,props=num-queues=2,props=vectors=2" % NULL,
+                  "%s,serial=v1s,props=num-queues=2,props=vectors=2" % NULL],
+        "setup": [bind_with("v1h", complete="hardirq"), bind_with("v1h2", complete="hardirq"),
+                  bind_with("v1s", complete="softirq")],
+        "arms": [{"label": "hardirq", "serial": "v1h", "role": "base"},
+                 {"label": "hardirq#2", "serial": "v1h2", "role": "control"},
+                 {"label": "softirq", "serial": "v1s", "role": "test"}],
+        "jobs": [job("rr4k-qd32-nj4")],
+        "targets": {"*": 1.10},
+    })
+    E.append({
+        "name": "queues",
+        "title": "seed 002: 1 vs 2 virtqueues (vblk num_queues=1 vs 0 = one per vCPU)",
+        "disks": ["%s,serial=q1,props=num-queues=2" % NULL, "%s,serial=q1b,props=num-queues=2" % NULL,
+                  "%s,serial=q2,props=num-queues=2" % NULL],
+        "setup": [bind_with("q1", num_queues=1), bind_with("q1b", num_queues=1),
+                  bind_with("q2", num_queues=0)],
+        "arms": [{"label": "1 queue", "serial": "q1", "role": "base"},
+                 {"label": "1 queue#2", "serial": "q1b", "role": "control"},
+                 {"label": "2 queues", "serial": "q2", "role": "test"}],
+        "jobs": [job("rr4k-qd64-nj2"), job("rr4k-qd64-nj4")],
+        "targets": {},
+    })
+    E.append({
+        "name": "hostpoll",
+        "title": "seed 003: host polling (iothread poll-max-ns default) vs none (poll-max-ns=0)",
+        "disks": ["%s,serial=hp0,props=iothread=io0" % NULL,
+                  "%s,serial=hp0b,props=iothread=io0b" % NULL,
+                  "%s,serial=hp1,props=iothread=io1" % NULL],
+        "qemu": ["-object iothread,id=io0,poll-max-ns=0", "-object iothread,id=io0b,poll-max-ns=0",
+                 "-object iothread,id=io1"],
+        "setup": [bind_with("hp0"), bind_with("hp0b"), bind_with("hp1")],
+        "arms": [{"label": "no poll", "serial": "hp0", "role": "base"},
+                 {"label": "no poll#2", "serial": "hp0b", "role": "control"},
+                 {"label": "host poll", "serial": "hp1", "role": "test"}],
+        "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2")],
+        "targets": {},
+        "doorbell_target": 1 / 6,
+    })
+    E.append({
+        "name": "pollq",
+        "title": "poll queues (poll_queues=1, io_uring hipri) vs interrupts (io_uring, no hipri)",
+        "disks": ["%s,serial=pq,props=num-queues=3" % NULL],
+        "setup": [bind_with("pq", poll_queues=1)],
+        "arms": [{"label": "irq", "serial": "pq", "fio": {"hipri": 0}, "role": "base"},
+                 {"label": "irq#2", "serial": "pq", "fio": {"hipri": 0}, "role": "control"},
+                 {"label": "hipri", "serial": "pq", "fio": {"hipri": 1}, "role": "test"}],
+        "jobs": [job("rr4k-uring-qd1"), job("rr4k-uring-qd32-nj1")],
+        "targets": {},
+    })
+    E.append({
+        "name": "ceiling",
+        "title": "guest-side ceiling: vblk as a fraction of null_blk (no device at all)",
+        "disks": [],
+        "setup": [{"do": "null_blk", "args": "queue_mode=2 irqmode=0 nr_devices=1 gb=8 submit_queues=2"}],
+        "arms": [{"label": "null_blk", "dev": "nullb0", "role": "base"},
+                 {"label": "vblk", "serial": "bv", "role": "test"}],
+        "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2")],
+        "targets": {},
+    })
+    return E
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["quick", "full"], default="quick")
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--window", type=float)
+    ap.add_argument("--ramp", type=float, default=1.0)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--ko", required=True)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--kernel", default="6.12")
+    ap.add_argument("out")
+    a = ap.parse_args()
+    reps = a.reps or 5
+    window = a.window or 3.0
+    exps = experiments(a.mode)
+    if a.only:
+        keep = a.only.split(",")
+        # "notify" and "ceiling" use drv's vblk disk: keep its disk and setup.
+        exps = [e for e in exps if e["name"] in keep or
+                (e["name"] == "drv" and set(keep) & {"notify", "ceiling"})]
+    disks, qemu = [], []
+    for e in exps:
+        e.setdefault("reps", reps)
+        e.setdefault("warmup", 1)
+        e.setdefault("window", window)
+        e.setdefault("ramp", a.ramp)
+        e.setdefault("warm_window", 1.0)
+        disks += e.pop("disks", [])
+        qemu += e.pop("qemu", [])
+    plan = {"mode": a.mode, "kernel": a.kernel, "ko": a.ko, "repo": a.repo,
+            "insmod": {"disk_prefix": "vblk"}, "experiments": exps,
+            "reps": reps, "window": window, "ramp": a.ramp}
+    with open(os.path.join(a.out, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    for d in disks:
+        print("--disk")
+        print(d)
+    for q in qemu:
+        print("--qemu-opt")
+        print(q)
+
+
+if __name__ == "__main__":
+    main()

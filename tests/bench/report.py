@@ -1,0 +1,515 @@
+#!/usr/bin/env python3
+"""vblk benchmark: the report (host side, after the guest returned).
+
+    report.py OUT
+
+Reads OUT/plan.json, OUT/runs.jsonl (guest), OUT/host-markers.jsonl (host
+sampler) and OUT/meta; writes OUT/report.md, OUT/summary.txt, OUT/runs.csv,
+the gnuplot data and scripts in OUT/plots/ and the PNGs next to them; prints
+the summary (one screen) on stdout.
+
+Method: for each experiment, job and arm, the median, min and max over the
+measured repetitions; the ratio test/base of the medians; and next to it the
+A/A spread, |control/base - 1| of the medians, where the control arm is
+configured exactly like the base. A difference counts as a win or a loss only
+when it is larger than that spread; otherwise it is "within noise".
+"""
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+# metric key, label, unit, higher is better, format
+METRICS = [
+    ("iops", "IOPS", "", True, "%.0f"),
+    ("bw_mib", "MiB/s", "", True, "%.1f"),
+    ("clat_p50_us", "p50 lat", "us", False, "%.0f"),
+    ("clat_p99_us", "p99 lat", "us", False, "%.0f"),
+    ("clat_p99.9_us", "p99.9 lat", "us", False, "%.0f"),
+    ("guest_busy_frac", "guest CPU busy", "%", None, "%.0f"),
+    ("iops_per_busy_cpu_s", "IOPS/busy CPU-s", "", True, "%.0f"),
+    ("host_us_per_io", "host CPU/IO", "us", False, "%.1f"),
+    ("host_cores", "QEMU cores", "", None, "%.2f"),
+    ("host_other_cores", "other host load", "cores", None, "%.2f"),
+    ("irqs_per_io", "irqs/IO", "", False, "%.3f"),
+    ("doorbells_per_io", "doorbells/IO", "", False, "%.3f"),
+    ("polls_per_io", "polls/IO", "", None, "%.3f"),
+]
+MFMT = {m[0]: m for m in METRICS}
+
+
+def load_jsonl(path):
+    res = []
+    if not os.path.exists(path):
+        return res
+    with open(path) as f:
+        for ln in f:
+            ln = ln.strip()
+            if ln:
+                try:
+                    res.append(json.loads(ln))
+                except ValueError:
+                    pass
+    return res
+
+
+def load_meta(out):
+    meta = {}
+    p = os.path.join(out, "meta")
+    if os.path.exists(p):
+        for ln in open(p):
+            if "=" in ln:
+                k, v = ln.rstrip("\n").split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def join_host(runs, marks):
+    by = {}
+    for m in marks:
+        by.setdefault(m["id"], {})[m["kind"]] = m
+    for r in runs:
+        m = by.get(r.get("id"), {})
+        s, e = m.get("S"), m.get("E")
+        if not s or not e or "qemu_total" not in s or "qemu_total" not in e:
+            continue
+        wall = e["host_t"] - s["host_t"]
+        cpu = e["qemu_total"] - s["qemu_total"]
+        r["host_wall_s"] = wall
+        r["host_cpu_s"] = cpu
+        r["host_vcpu_s"] = e["qemu_vcpu"] - s["qemu_vcpu"]
+        r["host_iothread_s"] = e["qemu_iothread"] - s["qemu_iothread"]
+        if wall > 0:
+            r["host_cores"] = cpu / wall
+            busy = e["host_busy_s"] - s["host_busy_s"]
+            r["host_other_cores"] = max(0.0, (busy - cpu) / wall)
+        if r.get("win_ios"):
+            r["host_us_per_io"] = cpu / r["win_ios"] * 1e6
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt(key, v):
+    if v is None:
+        return "-"
+    f = MFMT[key][4] if key in MFMT else "%.3g"
+    if key == "guest_busy_frac":
+        v = v * 100
+    return f % v
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def verdict(r, aa, higher):
+    """win / loss / within noise for a test/base ratio, given the A/A
+    spread (|control/base - 1|)."""
+    if r is None:
+        return "-"
+    if higher is None:
+        return ""
+    noise = abs(aa - 1) if aa is not None else 0.0
+    d = r - 1
+    if abs(d) <= noise:
+        return "within noise"
+    good = d > 0 if higher else d < 0
+    return "win" if good else "loss"
+
+
+def rs(r):
+    return "-" if r is None else "%.3f" % r
+
+
+class Cell:
+    """One experiment x job: arms' values per metric."""
+
+    def __init__(self, exp, job, runs):
+        self.exp, self.job = exp, job
+        self.arms = exp["arms"]
+        self.role = {a["role"]: a["label"] for a in self.arms}
+        self.vals = {}
+        for a in self.arms:
+            rr = [r for r in runs if r.get("arm") == a["label"] and r.get("record")
+                  and not r.get("error")]
+            self.vals[a["label"]] = rr
+        self.nerr = sum(1 for r in runs if r.get("error"))
+
+    def values(self, label, key):
+        out = []
+        for r in self.vals.get(label, []):
+            v = r.get(key)
+            if isinstance(v, (int, float)):
+                out.append(v)
+        return out
+
+    def stat(self, label, key):
+        v = self.values(label, key)
+        if not v:
+            return None, None, None, 0
+        return med(v), min(v), max(v), len(v)
+
+    def ratios(self, key):
+        base, ctl, test = (self.role.get(x) for x in ("base", "control", "test"))
+        mb = self.stat(base, key)[0] if base else None
+        mt = self.stat(test, key)[0] if test else None
+        mc = self.stat(ctl, key)[0] if ctl else None
+        return ratio(mt, mb), ratio(mc, mb)
+
+    def target(self):
+        t = self.exp.get("targets", {})
+        return t.get(self.job["name"], t.get("*"))
+
+
+def target_status(r, aa, tgt, higher=True):
+    if tgt is None or r is None:
+        return ""
+    noise = abs(aa - 1) if aa is not None else 0.0
+    met = r >= tgt if higher else r <= tgt
+    if met:
+        if higher and r - 1 <= noise:
+            return "met, but inside the A/A spread"
+        return "MET"
+    return "MISSED"
+
+
+def build_cells(plan, runs):
+    cells = []
+    for e in plan["experiments"]:
+        er = [r for r in runs if r.get("exp") == e["name"]]
+        for j in e["jobs"]:
+            jr = [r for r in er if r.get("job") == j["name"]]
+            cells.append(Cell(e, j, jr))
+    return cells
+
+
+def summary_rows(cells):
+    rows = []
+    for c in cells:
+        e = c.exp
+        r, aa = c.ratios("iops")
+        rc, aac = c.ratios("iops_per_busy_cpu_s")
+        rh, aah = c.ratios("host_us_per_io")
+        rl, aal = c.ratios("clat_p99_us")
+        row = {
+            "exp": e["name"], "job": c.job["name"],
+            "base": c.role.get("base"), "test": c.role.get("test"),
+            "n": min(c.stat(c.role[x], "iops")[3] for x in ("base", "test") if x in c.role),
+            "base_iops": c.stat(c.role["base"], "iops")[0],
+            "test_iops": c.stat(c.role["test"], "iops")[0],
+            "r": r, "aa": aa, "v": verdict(r, aa, True),
+            "tgt": c.target(), "ts": target_status(r, aa, c.target()),
+            "rc": rc, "aac": aac, "vc": verdict(rc, aac, True),
+            "rh": rh, "aah": aah, "vh": verdict(rh, aah, False),
+            "rl": rl, "aal": aal, "vl": verdict(rl, aal, False),
+            "db_base": c.stat(c.role["base"], "doorbells_per_io")[0],
+            "db_test": c.stat(c.role["test"], "doorbells_per_io")[0],
+            "irq_base": c.stat(c.role["base"], "irqs_per_io")[0],
+            "irq_test": c.stat(c.role["test"], "irqs_per_io")[0],
+            "errors": c.nerr,
+        }
+        if e.get("cpu_target"):
+            row["cpu_ts"] = target_status(rc, aac, e["cpu_target"])
+            row["cpu_tgt"] = e["cpu_target"]
+        if e.get("doorbell_target"):
+            rd_, aad = c.ratios("doorbells_per_io")
+            row["rd"], row["aad"] = rd_, aad
+            row["db_tgt"] = e["doorbell_target"]
+            row["db_ts"] = target_status(rd_, aad, e["doorbell_target"], higher=False)
+        rows.append(row)
+    return rows
+
+
+def spread_s(aa):
+    return "-" if aa is None else "%.1f%%" % (abs(aa - 1) * 100)
+
+
+def terminal_summary(meta, rows, cells):
+    L = []
+    L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|"
+             % (meta.get("mode", "?"), meta.get("kernel", "?"), meta.get("git", "?")))
+    hdr = "%-8s %-21s %-12s %9s %9s %6s %6s %-13s %-9s | %-14s | %-14s | %s" % (
+        "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "verdict",
+        "target", "IOPS/CPU-s", "host us/IO", "db/IO irq/IO (base->test)")
+    L.append(hdr)
+    L.append("-" * len(hdr))
+    for r in rows:
+        tgt = ("%s %s" % ("%.2f" % r["tgt"], "ok" if r["ts"] == "MET" else
+                          ("~" if r["ts"].startswith("met") else "MISS"))) if r["tgt"] else ""
+        cpu = "%s (%s)" % (rs(r["rc"]), spread_s(r["aac"]))
+        host = "%s (%s)" % (rs(r["rh"]), spread_s(r["aah"]))
+        db = "%s->%s %s->%s" % (fmt("doorbells_per_io", r["db_base"]), fmt("doorbells_per_io", r["db_test"]),
+                                fmt("irqs_per_io", r["irq_base"]), fmt("irqs_per_io", r["irq_test"]))
+        L.append("%-8s %-21s %-12s %9s %9s %6s %6s %-13s %-9s | %-14s | %-14s | %s" % (
+            r["exp"], r["job"], "%s/%s" % (short(r["test"]), short(r["base"])),
+            fmt("iops", r["base_iops"]), fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
+            r["v"], tgt, cpu, host, db))
+    errs = sum(r["errors"] for r in rows)
+    if errs:
+        L.append("runs with errors: %d (see runs.jsonl)" % errs)
+    return "\n".join(L)
+
+
+def short(label):
+    return {"virtio_blk": "vb", "vblk": "vblk"}.get(label, label)
+
+
+# ---- plots ---------------------------------------------------------------------
+
+def plots(out, cells):
+    pdir = os.path.join(out, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    made = []
+    if not shutil.which("gnuplot"):
+        return made
+    byexp = {}
+    for c in cells:
+        byexp.setdefault(c.exp["name"], []).append(c)
+    for name, cs in byexp.items():
+        arms = [a["label"] for a in cs[0].arms]
+        for key, ylab, fname in (("iops", "IOPS (median, min-max)", "iops"),
+                                 ("iops_per_busy_cpu_s", "IOPS per busy guest CPU-second", "cpu"),
+                                 ("host_us_per_io", "host CPU (QEMU) us per I/O", "host")):
+            dat = os.path.join(pdir, "%s-%s.dat" % (name, fname))
+            with open(dat, "w") as f:
+                f.write("# job " + " ".join("med%d min%d max%d" % (i, i, i) for i in range(len(arms))) + "\n")
+                for c in cs:
+                    row = [c.job["name"]]
+                    for a in arms:
+                        m, lo, hi, _ = c.stat(a, key)
+                        row += ["%g" % x if x is not None else "NaN" for x in (m, lo, hi)]
+                    f.write(" ".join(row) + "\n")
+            png = os.path.join(pdir, "%s-%s.png" % (name, fname))
+            gp = os.path.join(pdir, "%s-%s.gp" % (name, fname))
+            cols = []
+            for i, a in enumerate(arms):
+                b = 2 + 3 * i
+                cols.append("'%s' using %d:%d:%d:xtic(1) title '%s'" % (
+                    os.path.basename(dat), b, b + 1, b + 2, a))
+            with open(gp, "w") as f:
+                f.write("set terminal pngcairo size 900,420 noenhanced\n" if has_cairo() else
+                        "set terminal png size 900,420\n")
+                f.write("set output '%s'\n" % os.path.basename(png))
+                f.write("set title '%s: %s'\n" % (name, ylab))
+                f.write("set style data histogram\nset style histogram errorbars gap 1 lw 1\n")
+                f.write("set style fill solid 0.6 border -1\nset yrange [0:*]\nset grid ytics\n")
+                f.write("set key outside right\nset xtics rotate by -15\n")
+                f.write("plot " + ", ".join(cols) + "\n")
+            r = subprocess.run(["gnuplot", os.path.basename(gp)], cwd=pdir,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if r.returncode == 0 and os.path.exists(png):
+                made.append(os.path.relpath(png, out))
+            else:
+                sys.stderr.write("report: gnuplot %s: %s\n" % (gp, r.stdout[-300:]))
+    # IOPS of every measured run in time order: drift and noise at a glance.
+    dat = os.path.join(pdir, "timeline.dat")
+    series = {}
+    for c in cells:
+        for a in c.arms:
+            for r in c.vals[a["label"]]:
+                series.setdefault("%s %s" % (c.exp["name"], a["role"]), []).append(
+                    (r.get("elapsed_s", 0), r["iops"], c.job["name"]))
+    if series:
+        with open(dat, "w") as f:
+            names = sorted(series)
+            for n in names:
+                f.write("# %s\n" % n)
+                for t, v, j in sorted(series[n]):
+                    f.write("%.1f %.0f %s\n" % (t, v, j))
+                f.write("\n\n")
+        gp = os.path.join(pdir, "timeline.gp")
+        with open(gp, "w") as f:
+            f.write("set terminal pngcairo size 1000,420 noenhanced\n" if has_cairo() else
+                    "set terminal png size 1000,420\n")
+            f.write("set output 'timeline.png'\nset title 'IOPS of each measured run over time'\n")
+            f.write("set xlabel 'seconds since the first run'\nset ylabel 'IOPS'\nset grid\n")
+            f.write("set key outside right\nset logscale y\n")
+            f.write("plot " + ", ".join("'timeline.dat' index %d using 1:2 with points pt 7 ps 0.6 title '%s'"
+                                       % (i, n) for i, n in enumerate(names)) + "\n")
+        r = subprocess.run(["gnuplot", "timeline.gp"], cwd=pdir, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if r.returncode == 0:
+            made.append("plots/timeline.png")
+    return made
+
+
+_cairo = None
+
+
+def has_cairo():
+    global _cairo
+    if _cairo is None:
+        r = subprocess.run(["gnuplot", "-e", "set terminal"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        _cairo = "pngcairo" in r.stdout
+    return _cairo
+
+
+# ---- report ---------------------------------------------------------------------
+
+def md_table(header, rows):
+    L = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        L.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(L)
+
+
+def write_csv(out, runs):
+    keys = ["id", "exp", "job", "arm", "dev", "driver", "rep", "record", "iops", "bw_kib",
+            "clat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99.9_us", "win_s", "win_ios",
+            "win_iops", "guest_busy_frac", "guest_busy_s", "iops_per_busy_cpu_s", "irqs",
+            "irqs_per_io", "doorbells_per_io", "vblk_irqs_per_io", "polls_per_io",
+            "host_cpu_s", "host_vcpu_s", "host_iothread_s", "host_wall_s", "host_us_per_io",
+            "host_cores", "host_other_cores", "softirq_BLOCK", "softirq_IRQ_POLL",
+            "elapsed_s", "wall_s", "error"]
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for r in runs:
+            if "id" in r:
+                w.writerow([r.get(k, "") for k in keys])
+
+
+def main():
+    out = os.path.realpath(sys.argv[1])
+    with open(os.path.join(out, "plan.json")) as f:
+        plan = json.load(f)
+    meta = load_meta(out)
+    runs = load_jsonl(os.path.join(out, "runs.jsonl"))
+    marks = load_jsonl(os.path.join(out, "host-markers.jsonl"))
+    info = {}
+    if os.path.exists(os.path.join(out, "guest-info.json")):
+        with open(os.path.join(out, "guest-info.json")) as f:
+            info = json.load(f)
+    setup_errors = [r for r in runs if "setup_error" in r]
+    runs = [r for r in runs if "id" in r]
+    join_host(runs, marks)
+    for r in runs:
+        if isinstance(r.get("bw_kib"), (int, float)):
+            r["bw_mib"] = r["bw_kib"] / 1024
+    write_csv(out, runs)
+    cells = build_cells(plan, runs)
+    rows = summary_rows(cells)
+    summ = terminal_summary(meta, rows, cells)
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write(summ + "\n")
+    pngs = plots(out, cells)
+
+    R = []
+    R.append("# vblk benchmark report (%s)\n" % plan["mode"])
+    R.append("- kernel %s, guest %s vCPUs under TCG (no KVM), fio: %s" % (
+        meta.get("kernel", "?"), info.get("ncpu", "?"), info.get("fio", "?")))
+    R.append("- git %s, vblk.ko sha256 %s (built %s)" % (meta.get("git", "?"), meta.get("ko_sha256", "?"),
+                                                        meta.get("ko_mtime", "?")))
+    R.append("- started %s, guest wall time %s s, host: %s" % (meta.get("started", "?"),
+                                                            meta.get("guest_wall_s", "?"), meta.get("host", "?")))
+    R.append("- protocol: per job, one warm-up round then %d measured rounds; each round runs every arm once, "
+             "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
+             "snapshots its counters and the host reads QEMU's CPU time." % (plan["reps"], plan["ramp"], plan["window"]))
+    R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
+                                 " (kernel log problems, see log-problems.txt)" if meta.get("guest_rc") == "3" else ""))
+    if setup_errors:
+        for s in setup_errors:
+            R.append("- **experiment %s could not be set up**: %s" % (s["exp"], s["setup_error"]))
+    R.append("")
+    R.append("## How to read this\n")
+    R.append("Absolute numbers on this machine (2 host cores, software-emulated guest, other guests running "
+             "beside it) swing by 2x from boot to boot; only the ratios between arms measured interleaved in "
+             "this boot mean anything. *ratio* is test/base of the medians. *A/A* is the same ratio between the "
+             "base arm and a control arm configured exactly like it: the noise floor of this boot. A difference "
+             "is called a **win** or a **loss** only when it is larger than the A/A spread, otherwise "
+             "**within noise**. For latency and CPU-per-I/O a ratio below 1 is the win. A target is **MET** only "
+             "when the ratio reaches it and the difference is outside the A/A spread.\n")
+
+    R.append("## Summary\n")
+    hdr = ["experiment", "job", "test / base", "base IOPS", "test IOPS", "ratio", "A/A spread", "verdict",
+           "target", "target status", "IOPS/busy CPU-s ratio (A/A)", "host CPU/IO ratio (A/A)",
+           "p99 ratio (A/A)"]
+    trs = []
+    for r in rows:
+        trs.append([r["exp"], r["job"], "%s / %s" % (r["test"], r["base"]), fmt("iops", r["base_iops"]),
+                    fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]), r["v"],
+                    ">= %.2f" % r["tgt"] if r["tgt"] else "", r["ts"],
+                    "%s (%s) %s" % (rs(r["rc"]), spread_s(r["aac"]), r["vc"]),
+                    "%s (%s) %s" % (rs(r["rh"]), spread_s(r["aah"]), r["vh"]),
+                    "%s (%s) %s" % (rs(r["rl"]), spread_s(r["aal"]), r["vl"])])
+    R.append(md_table(hdr, trs))
+    R.append("")
+    # Secondary targets.
+    extra = []
+    for r in rows:
+        if "cpu_ts" in r:
+            extra.append("- %s %s: IOPS per busy CPU-second ratio %s (A/A %s) vs target >= %.2f: **%s**" % (
+                r["exp"], r["job"], rs(r["rc"]), spread_s(r["aac"]), r["cpu_tgt"], r["cpu_ts"] or "-"))
+        if "db_ts" in r:
+            extra.append("- %s %s: doorbells/IO ratio %s (A/A %s) vs target <= %.3f: **%s**" % (
+                r["exp"], r["job"], rs(r.get("rd")), spread_s(r.get("aad")), r["db_tgt"], r["db_ts"] or "-"))
+    noisy = [r for r in rows if r["aa"] is not None and abs(r["aa"] - 1) > 0.05]
+    if extra:
+        R.append("Other targets:\n")
+        R += extra
+        R.append("")
+    if noisy:
+        R.append("**A/A spread above 5%%** (the issue's goal) in %d of %d cells: %s. Ratios there are weak "
+                 "evidence; rerun with more --reps or a longer --window, on a quieter host.\n" % (
+                     len(noisy), len(rows), ", ".join("%s/%s %s" % (r["exp"], r["job"], spread_s(r["aa"]))
+                                                      for r in noisy)))
+    for p in pngs:
+        R.append("![%s](%s)" % (os.path.basename(p), p))
+    R.append("")
+
+    R.append("## Details\n")
+    R.append("Per arm: median [min - max] over the measured runs. Window metrics (CPU, interrupts, "
+             "doorbells, host CPU) come from the counters snapshotted at the start and end of the "
+             "measurement window; IOPS and latency (completion latency percentiles) from fio's JSON.\n")
+    for c in cells:
+        e = c.exp
+        R.append("### %s: %s, job %s\n" % (e["name"], e.get("title", ""), c.job["name"]))
+        R.append("fio: `%s`%s\n" % (" ".join("%s=%s" % kv for kv in c.job["fio"].items()),
+                                   " (%s)" % c.job["text"] if c.job.get("text") else ""))
+        hdr = ["metric"] + ["%s (%s)" % (a["label"], a["role"]) for a in c.arms] + ["ratio test/base", "A/A"]
+        trs = []
+        for key, label, unit, higher, _ in METRICS:
+            cols = []
+            anyv = False
+            for a in c.arms:
+                m, lo, hi, n = c.stat(a["label"], key)
+                if m is None:
+                    cols.append("-")
+                else:
+                    anyv = True
+                    cols.append("%s [%s - %s]" % (fmt(key, m), fmt(key, lo), fmt(key, hi)))
+            if not anyv:
+                continue
+            r, aa = c.ratios(key)
+            trs.append(["%s%s" % (label, " (%s)" % unit if unit else "")] + cols + [rs(r), spread_s(aa)])
+        trs.append(["runs"] + [str(len(c.vals[a["label"]])) for a in c.arms] + ["", ""])
+        R.append(md_table(hdr, trs))
+        R.append("")
+        if c.nerr:
+            errs = [r for r in runs if r.get("exp") == e["name"] and r.get("job") == c.job["name"] and r.get("error")]
+            R.append("Errors: " + "; ".join("%s: %s" % (r["id"], r["error"][:160]) for r in errs[:5]) + "\n")
+
+    R.append("## Arms' configuration\n")
+    for k, v in sorted(info.get("arms", {}).items()):
+        cfg = " ".join(ln for ln in (v.get("config") or "").split("\n") if ln and not ln.startswith("features"))
+        R.append("- %s: /dev/%s on %s%s%s" % (k, v["dev"], v["driver"],
+                                              "; " + cfg if cfg else "",
+                                              "; set %s" % v["set"] if v.get("set") else ""))
+    R.append("\nRaw data: fio/*.json (fio output per run), runs.jsonl / runs.csv (every run with its window "
+             "metrics), host-markers.jsonl (QEMU CPU time at each marker), plan.json, guest.log, dmesg.txt.\n")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(R))
+    print(summ)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
