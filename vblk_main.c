@@ -62,6 +62,11 @@ static unsigned int vblk_queue_depth;
 module_param_named(queue_depth, vblk_queue_depth, uint, 0644);
 MODULE_PARM_DESC(queue_depth, "Tags per queue; 0 = the ring size, at most 1024 (applies at bind)");
 
+static unsigned int vblk_ring_size;
+module_param_named(ring_size, vblk_ring_size, uint, 0644);
+MODULE_PARM_DESC(ring_size,
+		 "Ring entries per queue, rounded down to a power of two, 4..32768; 0 = the device's maximum (applies at bind)");
+
 static unsigned int vblk_max_segments = 254;
 module_param_named(max_segments, vblk_max_segments, uint, 0644);
 MODULE_PARM_DESC(max_segments, "Cap on data segments per request (default 254; applies at bind)");
@@ -447,6 +452,10 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 		}
 		size = min_t(unsigned int, size, rounddown_pow_of_two(max));
 	}
+	/* The spec lets the driver choose a smaller ring than the maximum. */
+	if (vblk_ring_size)
+		size = min_t(unsigned int, size,
+			     rounddown_pow_of_two(max(vblk_ring_size, 4U)));
 	if (size < 4) {
 		dev_err(vblk_dev_of(vb), "queue size %u too small\n", size);
 		return -EINVAL;
