@@ -3,15 +3,8 @@
 # subshell with errexit (run_case); it ends by returning (pass), fail REASON
 # or skip REASON. Globals from suite.sh: DRIVER, PCI_OF[serial], QUICK.
 
-# Disk currently holding serial $1 (fails the case when there is none).
+# disk SERIAL: set DISK to the disk holding the serial, or fail the case.
 disk() { wait_disk "$1" || fail "no disk with serial $1"; }
-
-# Which driver a disk is under: vblk, virtio_blk or something else.
-driver_of_disk() {
-	local d=$1 dev
-	dev=$(readlink -f "/sys/block/$d/device")
-	basename "$(readlink -f "$dev/driver")"
-}
 
 case_load_vblk() {
 	local ko deps dep
@@ -40,12 +33,11 @@ case_unload_vblk() {
 
 # Put the disk on the driver under test.
 case_attach() {
-	local s=$1 d drv
+	local s=$1
 	move_disk "${PCI_OF[$s]}" "$DRIVER" "$s"
-	d=$(disk "$s")
-	drv=$(driver_of_disk "$d")
-	[ "$drv" = "$DRIVER" ] || fail "$s is $d under $drv, not $DRIVER"
-	step "$s: /dev/$d under $drv at ${PCI_OF[$s]}"
+	driver_of_disk "$DISK"
+	[ "$DRV" = "$DRIVER" ] || fail "$s is $DISK under $DRV, not $DRIVER"
+	step "$s: /dev/$DISK under $DRV at ${PCI_OF[$s]}"
 }
 
 inject_warn_once() {
@@ -57,67 +49,74 @@ inject_warn_once() {
 }
 
 # Capacity, block sizes, read-only flag and hardware queues as configured.
+# (blockdev for what the ioctls report, sysfs for the rest.)
 case_properties() {
-	local s=$1 d got want q ncpu
-	d=$(disk "$s")
-	got=$(blockdev --getsize64 "/dev/$d")
-	want=$(mf "$s" size)
-	[ "$got" = "$want" ] || fail "capacity $got bytes, expected $want"
-	got=$(blockdev --getss "/dev/$d")
-	want=$(mf "$s" lbs)
-	[ "$got" = "$want" ] || fail "logical block size $got, expected $want"
-	want=$(mf "$s" pbs)
+	local s=$1 d got want q mqs
+	disk "$s"
+	d=$DISK
+	got=$(blockdev --getsize64 --getss --getro "/dev/$d" | paste -sd' ')
+	want="${MF[$s:size]} ${MF[$s:lbs]} ${MF[$s:ro]}"
+	[ "$got" = "$want" ] ||
+		fail "capacity, logical block size, read-only: $got, expected $want"
+	want=${MF[$s:pbs]}
 	if [ "$want" != - ]; then
-		got=$(blockdev --getpbsz "/dev/$d")
-		[ "$got" = "$want" ] || fail "physical block size $got, expected $want"
+		read1 "/sys/block/$d/queue/physical_block_size"
+		[ "$REPLY" = "$want" ] || fail "physical block size $REPLY, expected $want"
 	fi
-	got=$(blockdev --getro "/dev/$d")
-	want=$(mf "$s" ro)
-	[ "$got" = "$want" ] || fail "read-only flag $got, expected $want"
-	q=$(mf "$s" queues)
-	ncpu=$(nproc)
-	want=$((q < ncpu ? q : ncpu))
-	got=$(find "/sys/block/$d/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
-	[ "$got" = "$want" ] || fail "$got hardware queues, expected $want (num-queues=$q, $ncpu cpus)"
-	step "$s /dev/$d: $(mf "$s" size) bytes, lbs $(mf "$s" lbs), ro $(mf "$s" ro), $got queues"
+	q=${MF[$s:queues]}
+	want=$((q < NCPU ? q : NCPU))
+	mqs=("/sys/block/$d/mq/"*)
+	[ "${#mqs[@]}" = "$want" ] ||
+		fail "${#mqs[@]} hardware queues, expected $want (num-queues=$q, $NCPU cpus)"
+	step "$s /dev/$d: size lbs ro = $got, pbs ${MF[$s:pbs]}, ${#mqs[@]} queues"
 	inject_warn_once
 }
 
-# Unbind the function, check the disk goes away, bind it back (twice).
+# Unbind the function, check the disk goes away, bind it back.
 case_rebind() {
-	local s=$1 addr=${PCI_OF[$1]} i d
-	for i in 1 2; do
-		"$BIND" none "$addr"
-		wait_gone "$s" || fail "disk $s still present after unbinding $addr"
-		move_disk "$addr" "$DRIVER" "$s"
-		d=$(disk "$s")
-		[ "$(blockdev --getsize64 "/dev/$d")" = "$(mf "$s" size)" ] ||
-			fail "capacity changed after rebind $i"
-	done
+	local s=$1 addr=${PCI_OF[$1]}
+	"$BIND" none "$addr"
+	wait_gone "$s" || fail "disk $s still present after unbinding $addr"
+	move_disk "$addr" "$DRIVER" "$s"
+	[ "$(blockdev --getsize64 "/dev/$DISK")" = "${MF[$s:size]}" ] ||
+		fail "capacity changed after rebinding"
 }
 
 # fio job table: name bs rw iodepth size(MiB). bs "mix" = bssplit.
+# $1: full (the first read-write disk), short (the others) or quick.
 fio_table() {
-	if [ "$QUICK" = 1 ]; then
+	case $1 in
+	quick)
 		cat <<-'EOT'
 			bs4k-qd64 4k randwrite 64 8
 			bs1m-qd16 1m randwrite 16 16
 			mix-qd8 mix randwrite 8 8
 		EOT
-	else
+		;;
+	short)
+		cat <<-'EOT'
+			bs512-qd8 512 randwrite 8 1
+			bs4k-qd64 4k randwrite 64 8
+			bs64k-qd32 64k randwrite 32 8
+			bs1m-qd64 1m randwrite 64 16
+			mix-qd16 mix randwrite 16 16
+		EOT
+		;;
+	*)
 		cat <<-'EOT'
 			bs512-qd1 512 randwrite 1 1
 			bs512-qd64 512 write 64 2
-			bs4k-qd1 4k write 1 4
+			bs4k-qd1 4k write 1 2
 			bs4k-qd64 4k randwrite 64 8
-			bs16k-qd8 16k randwrite 8 8
-			bs64k-qd32 64k randwrite 32 16
-			bs256k-qd4 256k write 4 16
-			bs1m-qd1 1m write 1 16
-			bs1m-qd64 1m randwrite 64 64
-			mix-qd16 mix randwrite 16 32
+			bs16k-qd8 16k randwrite 8 4
+			bs64k-qd32 64k randwrite 32 8
+			bs256k-qd4 256k write 4 8
+			bs1m-qd1 1m write 1 8
+			bs1m-qd64 1m randwrite 64 32
+			mix-qd16 mix randwrite 16 16
 		EOT
-	fi
+		;;
+	esac
 }
 
 bs_bytes() { numfmt --from=iec "${1^^}"; }
@@ -125,8 +124,7 @@ bs_bytes() { numfmt --from=iec "${1^^}"; }
 # Write a fio job file for disk $1 (lbs $2) to stdout; jobs run side by side
 # on separate regions, spread over the CPUs (so over the hardware queues).
 fio_jobfile() {
-	local dev=$1 lbs=$2 name bs rw qd mb off=0 j=0 ncpu
-	ncpu=$(nproc)
+	local dev=$1 lbs=$2 table=$3 name bs rw qd mb off=0 j=0
 	cat <<-EOF
 		[global]
 		filename=$dev
@@ -157,11 +155,11 @@ fio_jobfile() {
 			iodepth=$qd
 			offset=${off}m
 			size=${mb}m
-			cpus_allowed=$((j % ncpu))
+			cpus_allowed=$((j % NCPU))
 		EOF
 		off=$((off + mb))
 		j=$((j + 1))
-	done < <(fio_table)
+	done < <(fio_table "$table")
 	echo "# total ${off} MiB"
 }
 
@@ -181,11 +179,12 @@ inject_corruption() {
 
 # fio verify (crc32c): all jobs write their regions, then all read them back
 # and check (verify_only), so the two passes are separate I/O streams.
+# $2: the job table (full, short, quick).
 case_fio_verify() {
-	local s=$1 d lbs jf=/tmp/vblk-fio-$1.fio fo=/tmp/vblk-fio-$1.out off rc=0
-	d=$(disk "$s")
-	lbs=$(mf "$s" lbs)
-	fio_jobfile "/dev/$d" "$lbs" >"$jf"
+	local s=$1 table=$2 d jf=/tmp/vblk-fio-$1.fio fo=/tmp/vblk-fio-$1.out off rc=0
+	disk "$s"
+	d=$DISK
+	fio_jobfile "/dev/$d" "${MF[$s:lbs]}" "$table" >"$jf"
 	cat "$jf"
 	step "write pass"
 	fio --output-format=normal "$jf" --do_verify=0 || fail "fio write pass failed"
@@ -203,9 +202,9 @@ case_fio_verify() {
 
 # I/O against a null-co disk: no data to check, only that I/O completes.
 case_fio_null() {
-	local s=$1 d
-	d=$(disk "$s")
-	fio --filename="/dev/$d" --ioengine=libaio --direct=1 --thread \
+	local s=$1
+	disk "$s"
+	fio --filename="/dev/$DISK" --ioengine=libaio --direct=1 --thread \
 		--name=null-rand --rw=randrw --bs=4k --iodepth=32 --io_size=16m --numjobs=2 \
 		--name=null-seq --rw=read --bs=1m --iodepth=8 --io_size=64m
 }
@@ -213,9 +212,9 @@ case_fio_null() {
 # A read-only disk: flagged read-only, refuses direct and buffered writes
 # (EPERM/EROFS/EACCES) even after BLKROSET 0, and reads the expected bytes.
 case_readonly() {
-	local s=$1 d lbs sha want err=/tmp/vblk-ro-$1.err mode
-	d=$(disk "$s")
-	lbs=$(mf "$s" lbs)
+	local s=$1 d lbs=${MF[$1:lbs]} sha want=${MF[$1:sha1m]} err=/tmp/vblk-ro-$1.err mode
+	disk "$s"
+	d=$DISK
 	[ "$(blockdev --getro "/dev/$d")" = 1 ] || fail "blockdev --getro says $(blockdev --getro "/dev/$d")"
 	for mode in oflag=direct conv=fsync; do
 		if dd if=/dev/zero of="/dev/$d" bs="$lbs" count=1 "$mode" status=none 2>"$err"; then
@@ -229,7 +228,6 @@ case_readonly() {
 	if dd if=/dev/zero of="/dev/$d" bs="$lbs" count=1 oflag=direct status=none 2>"$err"; then
 		fail "a write succeeded after blockdev --setrw"
 	fi
-	want=$(mf "$s" sha1m)
 	if [ "$want" != - ]; then
 		sha=$(dd if="/dev/$d" bs=1M count=1 iflag=direct status=none | sha256sum | cut -d' ' -f1)
 		[ "$sha" = "$want" ] || fail "first MiB reads back sha256 $sha, expected $want"
@@ -239,14 +237,15 @@ case_readonly() {
 # mkfs.ext4, mount, write files, sync, umount, remount and check, fsck clean.
 case_ext4() {
 	local s=$1 d m=/tmp/vblk-mnt-$1 i
-	d=$(disk "$s")
+	disk "$s"
+	d=$DISK
 	mkdir -p "$m"
 	step "mkfs.ext4 /dev/$d"
 	mkfs.ext4 -q -F "/dev/$d"
 	mount -t ext4 "/dev/$d" "$m"
 	mkdir "$m/small"
 	for i in $(seq 1 300); do echo "file $i of $s" >"$m/small/$i"; done
-	head -c 24M /dev/urandom >"$m/big"
+	head -c 16M /dev/urandom >"$m/big"
 	cp -r "$REPO/scripts" "$m/tree"
 	(cd "$m" && find . -type f ! -name sums -exec sha256sum {} + >"/tmp/vblk-sums-$s")
 	sync
@@ -265,22 +264,25 @@ case_cross() {
 	local s=$1 addr=${PCI_OF[$1]} d off data=/tmp/vblk-cross-$1.bin pair w r sha got
 	local pairs=("virtio_blk virtio_blk")
 	[ "$DRIVER" = vblk ] && pairs=("vblk virtio_blk" "virtio_blk vblk")
-	off=$(($(mf "$s" size) / 1048576 - 16))
+	off=$((${MF[$s:size]} / 1048576 - 16))
 	for pair in "${pairs[@]}"; do
 		read -r w r <<<"$pair"
 		head -c 8M /dev/urandom >"$data"
 		sha=$(sha256sum <"$data" | cut -d' ' -f1)
 		move_disk "$addr" "$w" "$s"
-		d=$(disk "$s")
+		d=$DISK
 		step "write 8 MiB at ${off} MiB through $w (/dev/$d)"
 		dd if="$data" of="/dev/$d" bs=1M seek="$off" oflag=direct conv=fsync status=none
 		"$BIND" none "$addr"
 		wait_gone "$s" || fail "disk $s still present after unbinding"
 		move_disk "$addr" "$r" "$s"
-		d=$(disk "$s")
+		d=$DISK
 		got=$(dd if="/dev/$d" bs=1M skip="$off" count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
 		step "read back through $r (/dev/$d): $got"
 		[ "$got" = "$sha" ] || fail "data written through $w differs when read through $r"
 	done
 	move_disk "$addr" "$DRIVER" "$s"
 }
+
+# case_fio_verify with the arguments in run_disk_case order (TABLE SERIAL).
+case_fio_verify_t() { case_fio_verify "$2" "$1"; }

@@ -1,6 +1,11 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # globals used by suite.sh and cases.sh
 # Helpers of the guest test suite (sourced by suite.sh): case runner and
 # result accounting, the disk manifest, finding disks by serial, binding.
+#
+# Under TCG every exec costs 0.1-0.3 s (binaries come over 9p), so the
+# helpers that run often use bash builtins only and set globals instead of
+# printing into $(...).
 
 GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$GUEST_DIR/../.." && pwd)
@@ -8,7 +13,27 @@ BIND=$REPO/scripts/vblk-bind
 LOG_PATTERNS=$GUEST_DIR/kernel-log-patterns
 
 n_pass=0 n_fail=0 n_skip=0 case_no=0
-export LAST_VERDICT=
+LAST_VERDICT='' # read by suite.sh
+KMSG_N=0        # kernel log lines already looked at
+
+# ---- small builtins-only tools ----------------------------------------------
+
+# nap SECONDS: sleep without an exec (read with a timeout on a silent fifo).
+nap() {
+	if [ -z "${NAP_FD:-}" ]; then
+		local f=/tmp/.vblk-nap.$$
+		mkfifo "$f"
+		exec {NAP_FD}<>"$f"
+		rm -f "$f"
+	fi
+	read -r -t "$1" -u "$NAP_FD" _ || true
+}
+
+# now_us: wall clock in microseconds (sets NOW_US).
+now_us() { NOW_US=${EPOCHREALTIME/./}; }
+
+# Read the first line of a file into REPLY (empty when unreadable).
+read1() { REPLY=''; read -r REPLY <"$1" 2>/dev/null || true; }
 
 # ---- result reporting -------------------------------------------------------
 
@@ -20,7 +45,7 @@ step() { printf '+ %s\n' "$*"; }
 
 report() {
 	local verdict=$1 name=$2 reason=${3:-}
-	LAST_VERDICT=$verdict # read by suite.sh
+	LAST_VERDICT=$verdict
 	case $verdict in
 	ok) n_pass=$((n_pass + 1)); echo "ok - $name" ;;
 	skip) n_skip=$((n_skip + 1)); echo "skip - $name: $reason" ;;
@@ -28,26 +53,41 @@ report() {
 	esac
 }
 
-# Kernel log lines (from line $1 on) that match a problem pattern.
-kmsg_lines() { dmesg 2>/dev/null | wc -l; }
-kmsg_problems() {
-	local from=$1 pat
-	pat=$(grep -v '^#' "$LOG_PATTERNS" | grep . | paste -sd'|')
-	dmesg 2>/dev/null | tail -n +"$((from + 1))" | grep -E "$pat" | grep -v 'Command line:' || true
+summary() { echo "$n_pass passed, $n_fail failed, $n_skip skipped"; }
+
+# The problem patterns as one ERE (also valid for awk).
+load_patterns() {
+	local l
+	KMSG_PAT=''
+	while IFS= read -r l; do
+		case $l in '' | '#'*) continue ;; esac
+		KMSG_PAT+=${KMSG_PAT:+|}$l
+	done <"$LOG_PATTERNS"
+}
+
+# Scan the kernel log past line KMSG_N: problem lines into KMSG_PROBS,
+# KMSG_N advanced to the end. (One dmesg and one awk.)
+kmsg_scan() {
+	local out
+	out=$(dmesg 2>/dev/null | awk -v from="$KMSG_N" -v pat="$KMSG_PAT" '
+		NR > from && $0 ~ pat && $0 !~ /Command line:/ { print }
+		END { print "#lines " NR }')
+	KMSG_PROBS=${out%#lines *}
+	KMSG_PROBS=${KMSG_PROBS%$'\n'}
+	KMSG_N=${out##*#lines }
 }
 
 # run_case NAME FUNC ARGS...: run FUNC in a subshell with errexit, its output
 # in a per-case log; any unexpected failing command fails the case, and so
 # does a kernel log problem that appeared while it ran.
 run_case() {
-	local name=$1 rc reason log k0 t0 t1 probs
+	local name=$1 rc reason log t0 lines
 	shift
 	case_no=$((case_no + 1))
-	log=$CASE_DIR/$(printf '%02d' "$case_no")-${name//[^A-Za-z0-9._-]/_}.log
+	printf -v log '%s/%02d-%s.log' "$CASE_DIR" "$case_no" "${name//[^A-Za-z0-9._-]/_}"
 	CASE_REASON=$log.reason
-	rm -f "$CASE_REASON"
-	k0=$(kmsg_lines)
-	t0=$(date +%s.%N)
+	now_us
+	t0=$NOW_US
 	set +e
 	(
 		set -eEuo pipefail
@@ -58,88 +98,127 @@ run_case() {
 	) >"$log" 2>&1 </dev/null
 	rc=$?
 	set -e
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%6.1f %s\n", b - a, n }' >>"$TIMES"
-	reason=$(head -c 400 "$CASE_REASON" 2>/dev/null | head -3 | paste -sd';' || true)
-	probs=$(kmsg_problems "$k0")
-	if [ -n "$probs" ]; then
+	now_us
+	printf '%6d.%d %s\n' $(((NOW_US - t0) / 1000000)) $(((NOW_US - t0) / 100000 % 10)) "$name" >>"$TIMES"
+	reason=''
+	if [ -s "$CASE_REASON" ]; then
+		mapfile -t -n 3 lines <"$CASE_REASON"
+		reason=${lines[*]}
+		reason=${reason:0:400}
+	fi
+	kmsg_scan
+	if [ -n "$KMSG_PROBS" ]; then
 		rc=1
-		reason="kernel log: $(head -1 <<<"$probs")${reason:+ (and: $reason)}"
+		reason="kernel log: ${KMSG_PROBS%%$'\n'*}${reason:+ (and: $reason)}"
 	fi
 	case $rc in
 	0) report ok "$name" ;;
 	77) report skip "$name" "${reason:-no reason given}" ;;
 	*)
 		report FAIL "$name" "${reason:-exit $rc}"
-		[ -z "$probs" ] || head -20 <<<"$probs" | sed 's/^/  # /'
+		if [ -n "$KMSG_PROBS" ]; then
+			printf '%s\n' "$KMSG_PROBS" | head -20 | sed 's/^/  # /'
+		fi
 		tail -15 "$log" | sed 's/^/  # /'
 		;;
 	esac
 	return 0
 }
 
-summary() { echo "$n_pass passed, $n_fail failed, $n_skip skipped"; }
-
 # ---- the disk manifest (written by scripts/vm-run) --------------------------
 # One line per disk: serial= size= lbs= pbs= ro= queues= qsize= backend= sha1m=
+# Loaded into SERIALS (in order) and MF[serial:key].
 
-manifest_serials() { sed -n 's/^serial=\([^ ]*\).*/\1/p' "$VBLK_DISKS"; }
-
-# mf SERIAL KEY: a disk's expected property.
-mf() {
-	local line
-	line=$(grep "^serial=$1 " "$VBLK_DISKS") || return 1
-	tr ' ' '\n' <<<"$line" | sed -n "s/^$2=//p"
+load_manifest() {
+	local line tok s
+	SERIALS=()
+	declare -gA MF=()
+	while read -r line; do
+		s=''
+		for tok in $line; do
+			case $tok in serial=*) s=${tok#serial=} ;; esac
+		done
+		[ -n "$s" ] || continue
+		SERIALS+=("$s")
+		for tok in $line; do
+			MF[$s:${tok%%=*}]=${tok#*=}
+		done
+	done <"$VBLK_DISKS"
 }
 
 # ---- disks ------------------------------------------------------------------
 
-# Block device name (vdX) holding the given serial, or nothing.
-disk_of_serial() {
+# find_disk SERIAL: set DISK to the block device (vdX) holding the serial.
+find_disk() {
 	local f
+	DISK=''
 	for f in /sys/block/*/serial; do
-		[ -r "$f" ] || continue
-		if [ "$(cat "$f" 2>/dev/null)" = "$1" ]; then
-			basename "$(dirname "$f")"
+		read1 "$f"
+		if [ "$REPLY" = "$1" ]; then
+			f=${f%/serial}
+			DISK=${f##*/}
 			return 0
 		fi
 	done
 	return 1
 }
 
-# Wait (up to $2 s, default 15) for the disk with serial $1 and its /dev node.
+# wait_disk SERIAL [SECONDS]: wait for the disk and its /dev node; sets DISK.
 wait_disk() {
-	local s=$1 t=${2:-15} d i
-	for ((i = 0; i < t * 5; i++)); do
-		if d=$(disk_of_serial "$s") && [ -b "/dev/$d" ]; then
-			echo "$d"
+	local i
+	for ((i = 0; i < ${2:-15} * 10; i++)); do
+		if find_disk "$1" && [ -b "/dev/$DISK" ]; then
 			return 0
 		fi
-		sleep 0.2
+		nap 0.1
 	done
 	return 1
 }
 
-# Wait until no disk carries serial $1.
+# wait_gone SERIAL: wait until no disk carries the serial.
 wait_gone() {
 	local i
-	for ((i = 0; i < 75; i++)); do
-		disk_of_serial "$1" >/dev/null || return 0
-		sleep 0.2
+	for ((i = 0; i < 150; i++)); do
+		find_disk "$1" || return 0
+		nap 0.1
 	done
 	return 1
 }
 
-pci_of_serial() { "$BIND" show "$(disk_of_serial "$1")" | cut -d' ' -f1; }
+# pci_of_disk vdX: set PCI_ADDR to the PCI function the disk sits on.
+pci_of_disk() {
+	local path comp
+	PCI_ADDR=''
+	path=$(cd -P "/sys/block/$1" && pwd)
+	local IFS=/
+	for comp in $path; do
+		[[ $comp =~ ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ ]] && PCI_ADDR=$comp
+	done
+	[ -n "$PCI_ADDR" ]
+}
 
-# The vblk-bind target that means "the driver under test" / "the other one".
-bind_target() { [ "$1" = vblk ] && echo vblk || echo virtio-pci; }
+# driver_of_disk vdX: set DRV to the driver of the disk's device
+# (virtio_blk for the in-tree driver, vblk for vblk).
+driver_of_disk() {
+	DRV=$(cd -P "/sys/block/$1/device/driver" && pwd)
+	DRV=${DRV##*/}
+}
 
-# Move the PCI function $1 to driver $2 (vblk|virtio_blk), wait for serial $3.
+# The vblk-bind target for a driver under test.
+bind_target() {
+	case $1 in
+	vblk) echo vblk ;;
+	virtio_blk) echo virtio-pci ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# move_disk ADDR DRIVER SERIAL: move the PCI function to DRIVER
+# (vblk|virtio_blk) and wait for the disk; sets DISK.
 move_disk() {
 	local addr=$1 drv=$2 serial=$3
 	"$BIND" "$(bind_target "$drv")" "$addr"
-	wait_disk "$serial" >/dev/null || fail "disk $serial did not appear under $drv at $addr"
+	wait_disk "$serial" || fail "disk $serial did not appear under $drv at $addr"
 }
 
 # ---- vblk module ------------------------------------------------------------
@@ -147,7 +226,7 @@ move_disk() {
 vblk_ko() {
 	local r k
 	r=$(uname -r)
-	for k in "$REPO/build/$r/vblk.ko" "$REPO/build/$(cut -d. -f1,2 <<<"$r")/vblk.ko"; do
+	for k in "$REPO/build/$r/vblk.ko" "$REPO/build/${r%%.*}.$(r=${r#*.}; echo "${r%%.*}")/vblk.ko"; do
 		[ -f "$k" ] && { echo "$k"; return 0; }
 	done
 	return 1

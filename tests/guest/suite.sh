@@ -59,13 +59,12 @@ setup_dirs() {
 	: >"$TIMES"
 }
 
-# Map each serial to its PCI function while the disks are on virtio_blk.
+# Map each serial to its PCI function (the disks are on some driver now).
 map_disks() {
-	local s d
-	udevadm settle --timeout=30 2>/dev/null || true
-	for s in $(manifest_serials); do
-		if d=$(wait_disk "$s" 30); then
-			PCI_OF[$s]=$("$BIND" show "$d" | cut -d' ' -f1)
+	local s
+	for s in "${SERIALS[@]}"; do
+		if wait_disk "$s" 30 && pci_of_disk "$DISK"; then
+			PCI_OF[$s]=$PCI_ADDR
 		else
 			BROKEN[$s]=1
 			report FAIL "find $s" "no disk with serial $s (is it bound to a driver?)"
@@ -84,18 +83,22 @@ run_disk_case() {
 	run_case "$name $s" "$@" "$s"
 }
 
+run_fio() {
+	# run_disk_case appends the serial: the table goes first.
+	local s=$1 table=$2
+	run_disk_case fio-verify "$s" case_fio_verify_t "$table"
+}
+
 first_rw_disk() {
 	local s
-	for s in $(manifest_serials); do
-		[ "$(mf "$s" ro)" = 0 ] && [ "$(mf "$s" backend)" = file ] && { echo "$s"; return 0; }
+	for s in "${SERIALS[@]}"; do
+		[ "${MF[$s:ro]}" = 0 ] && [ "${MF[$s:backend]}" = file ] && { echo "$s"; return 0; }
 	done
 	return 1
 }
 
 disk_cases() {
-	local s=$1 rw0=$2 ro backend
-	ro=$(mf "$s" ro)
-	backend=$(mf "$s" backend)
+	local s=$1 rw0=$2 ro=${MF[$1:ro]} backend=${MF[$1:backend]}
 	run_disk_case properties "$s" case_properties
 	run_disk_case rebind "$s" case_rebind
 	if [ "$ro" = 1 ]; then
@@ -103,19 +106,28 @@ disk_cases() {
 	elif [ "$backend" = null ]; then
 		run_disk_case fio-null "$s" case_fio_null
 	else
-		if [ "$QUICK" = 0 ] || [ "$s" = "$rw0" ]; then
-			run_disk_case fio-verify "$s" case_fio_verify
+		if [ "$QUICK" = 1 ]; then
+			[ "$s" != "$rw0" ] || run_fio "$s" quick
+		elif [ "$s" = "$rw0" ]; then
+			run_fio "$s" full
+		else
+			run_fio "$s" short
 		fi
-		if [ "$s" = "$rw0" ]; then
-			run_disk_case cross-driver "$s" case_cross
+		[ "$s" != "$rw0" ] || run_disk_case cross-driver "$s" case_cross
+		# A file system on the first disk and on any with big sectors.
+		if [ "$QUICK" = 0 ] && { [ "$s" = "$rw0" ] || [ "${MF[$s:lbs]}" -gt 512 ]; }; then
+			run_disk_case ext4 "$s" case_ext4
 		fi
-		[ "$QUICK" = 1 ] || run_disk_case ext4 "$s" case_ext4
 	fi
 }
 
 main() {
 	parse_args "$@"
 	setup_dirs
+	load_manifest
+	load_patterns
+	NCPU=$(nproc)
+	kmsg_scan # start of the log: problems before the suite are vm-run's to report
 	echo "# guest suite: DRIVER=$DRIVER kernel $(uname -r), $(nproc) cpus$([ "$QUICK" = 1 ] && echo ', quick')"
 	map_disks
 	if [ "$DRIVER" = vblk ]; then
@@ -127,12 +139,12 @@ main() {
 	fi
 	local s rw0=''
 	rw0=$(first_rw_disk) || true
-	for s in $(manifest_serials); do
+	for s in "${SERIALS[@]}"; do
 		[ -n "${PCI_OF[$s]:-}" ] || continue
 		run_case "attach $s" case_attach "$s"
 		[ "$LAST_VERDICT" = ok ] || BROKEN[$s]=1
 	done
-	for s in $(manifest_serials); do
+	for s in "${SERIALS[@]}"; do
 		[ -n "${PCI_OF[$s]:-}" ] || continue
 		disk_cases "$s" "$rw0"
 	done
