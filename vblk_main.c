@@ -934,10 +934,11 @@ static void vblk_remove(struct pci_dev *pdev)
 	flush_work(&vb->fail_work);
 	WRITE_ONCE(vb->live, false);
 	del_gendisk(vb->disk);
-	cancel_work_sync(&vb->config_work);
-	flush_work(&vb->fail_work);
+	/* Quiet the device and its interrupts before the work items go. */
 	vblk_pci_reset(&vb->pci);
 	vblk_irqs_free(vb);
+	cancel_work_sync(&vb->config_work);
+	flush_work(&vb->fail_work);
 	vblk_free_queues(vb, vb->nr_queues);
 	vblk_pci_free_vectors(&vb->pci);
 	mutex_lock(&vblk_name_lock);

@@ -255,6 +255,9 @@ main() {
 	rm -rf "$CASE_DIR" /tmp/vblk-pci-map
 	mkdir -p "$CASE_DIR"
 	: >"$TIMES"
+	load_patterns
+	KMSG_N=0
+	kmsg_scan
 	echo "# vblk suite: kernel $(uname -r), $(nproc) cpus$([ "$QUICK" = 1 ] && echo ', quick')"
 	udevadm settle --timeout=30 2>/dev/null || true
 	run_case "vblk load and find disks" case_load
