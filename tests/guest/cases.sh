@@ -4,7 +4,7 @@
 # or skip REASON. Globals from suite.sh: DRIVER, PCI_OF[serial], QUICK.
 
 # disk SERIAL: set DISK to the disk holding the serial, or fail the case.
-disk() { wait_disk "$1" || fail "no disk with serial $1"; }
+disk() { await_disk "$1" || fail "no disk with serial $1"; }
 
 case_load_vblk() {
 	local ko deps dep
@@ -21,11 +21,19 @@ case_load_vblk() {
 	[ -d /sys/bus/pci/drivers/vblk ] || fail "no /sys/bus/pci/drivers/vblk after insmod"
 }
 
+# Give every disk back to virtio_blk, then rmmod. The in-tree driver names a
+# new disk after its lowest free index and fails the probe (sysfs duplicate
+# warning) if vblk still holds that name, so the disks go back in name order
+# (vda first): then each name virtio_blk picks has just been freed by vblk.
 case_unload_vblk() {
-	local s
+	local s name list=()
 	for s in "${!PCI_OF[@]}"; do
-		move_disk "${PCI_OF[$s]}" virtio_blk "$s"
+		if find_disk "$s"; then list+=("$DISK $s"); else list+=("~ $s"); fi
 	done
+	while read -r name s; do
+		step "$s ($name) back to virtio_blk"
+		move_disk "${PCI_OF[$s]}" virtio_blk "$s"
+	done < <(printf '%s\n' "${list[@]}" | awk '{ print length($1), $0 }' | sort -k1,1n -k2,2 | cut -d' ' -f2-)
 	step "rmmod vblk"
 	rmmod vblk
 	! grep -q '^vblk ' /proc/modules || fail "vblk still loaded after rmmod"

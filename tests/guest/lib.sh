@@ -127,7 +127,9 @@ run_case() {
 
 # ---- the disk manifest (written by scripts/vm-run) --------------------------
 # One line per disk: serial= size= lbs= pbs= ro= queues= qsize= backend= sha1m=
-# Loaded into SERIALS (in order) and MF[serial:key].
+# group= (optional) tags disks meant for one suite.
+# load_manifest [GROUP]: MF[serial:key] for every disk; SERIALS (in order)
+# lists the disks of GROUP, or all disks when no group is given.
 
 load_manifest() {
 	local line tok s
@@ -139,10 +141,11 @@ load_manifest() {
 			case $tok in serial=*) s=${tok#serial=} ;; esac
 		done
 		[ -n "$s" ] || continue
-		SERIALS+=("$s")
 		for tok in $line; do
 			MF[$s:${tok%%=*}]=${tok#*=}
 		done
+		[ -z "${1:-}" ] || [ "${MF[$s:group]:-}" = "$1" ] || continue
+		SERIALS+=("$s")
 	done <"$VBLK_DISKS"
 }
 
@@ -163,8 +166,8 @@ find_disk() {
 	return 1
 }
 
-# wait_disk SERIAL [SECONDS]: wait for the disk and its /dev node; sets DISK.
-wait_disk() {
+# await_disk SERIAL [SECONDS]: wait for the disk and its /dev node; sets DISK.
+await_disk() {
 	local i
 	for ((i = 0; i < ${2:-15} * 10; i++)); do
 		if find_disk "$1" && [ -b "/dev/$DISK" ]; then
@@ -174,6 +177,9 @@ wait_disk() {
 	done
 	return 1
 }
+
+# wait_disk SERIAL [SECONDS]: the same, and print the disk's name.
+wait_disk() { await_disk "$@" && echo "$DISK"; }
 
 # wait_gone SERIAL: wait until no disk carries the serial.
 wait_gone() {
@@ -218,7 +224,7 @@ bind_target() {
 move_disk() {
 	local addr=$1 drv=$2 serial=$3
 	"$BIND" "$(bind_target "$drv")" "$addr"
-	wait_disk "$serial" || fail "disk $serial did not appear under $drv at $addr"
+	await_disk "$serial" || fail "disk $serial did not appear under $drv at $addr"
 }
 
 # ---- vblk module ------------------------------------------------------------

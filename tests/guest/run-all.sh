@@ -1,46 +1,63 @@
 #!/bin/bash
-# Runs in the guest: the suite against the in-tree virtio_blk, then against
-# vblk when build/$(uname -r)/vblk.ko exists, in the same boot. Passes its
-# arguments (--quick) to suite.sh and ends with the combined
-# "N passed, N failed, N skipped" line; exit status 1 if anything failed.
+# Runs in the guest (scripts/guest-suite boots it through scripts/vm-run):
+#
+#   tests/guest/run-all.sh [--quick] [--group G]
+#
+# 1. suite.sh against the in-tree virtio_blk (the reference);
+# 2. suite.sh against vblk, when build/$(uname -r)/vblk.ko exists;
+# 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist.
+# --quick goes to every suite, --group G to suite.sh (which disks it tests).
+# Each suite's output is also in $VBLK_OUT/suite-<name>.log. Ends with the
+# combined "N passed, N failed, N skipped"; a suite that ends without its
+# summary line counts as one more failure. Exit status 1 if anything failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
 
-total() {
-	# Sum the "N passed, N failed, N skipped" lines given on stdin.
-	awk '/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5 }
-		END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'
-}
+OUT=${VBLK_OUT:-/tmp}
+quick=() group=()
 
-run_driver() {
-	local drv=$1 rc=0 log
+# run_suite NAME CMD...: run one suite, keep its log, note a missing summary.
+run_suite() {
+	local name=$1 rc=0 log=$OUT/suite-$1.log
 	shift
-	log=${VBLK_OUT:-/tmp}/suite-$drv.log
-	DRIVER=$drv "$here/suite.sh" "$@" | tee "$log" || rc=$?
+	"$@" | tee "$log" || rc=$?
 	grep -qE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" ||
-		echo "FAIL - suite DRIVER=$drv: ended without a summary (exit $rc)" | tee -a "$log"
+		echo "FAIL - suite $name: ended without a summary (exit $rc)" | tee -a "$log"
 	return 0
 }
 
+# The "N passed, N failed, N skipped" lines of all suites, summed; each
+# "FAIL - suite" line (a suite that died) counts as a failure too.
+total() {
+	cat "$OUT"/suite-*.log | awk '
+		/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5 }
+		/^FAIL - suite / { f++ }
+		END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'
+}
+
 main() {
-	local out=${VBLK_OUT:-/tmp}
-	run_driver virtio_blk "$@"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--quick) quick=(--quick) ;;
+		--group) group=(--group "${2:?}"); shift ;;
+		*) echo "run-all: unknown argument '$1'" >&2; exit 2 ;;
+		esac
+		shift
+	done
+	rm -f "$OUT"/suite-*.log
+	run_suite virtio_blk env DRIVER=virtio_blk "$here/suite.sh" "${quick[@]}" "${group[@]}"
 	if vblk_ko >/dev/null; then
-		run_driver vblk "$@"
+		run_suite vblk env DRIVER=vblk "$here/suite.sh" "${quick[@]}" "${group[@]}"
+		if [ -x "$here/vblk-suite.sh" ]; then
+			run_suite vblk-only "$here/vblk-suite.sh" "${quick[@]}"
+		fi
 	else
 		echo "# no build/$(uname -r)/vblk.ko: DRIVER=vblk not run"
-		rm -f "$out/suite-vblk.log"
 	fi
-	# Lines without a summary (a crashed suite) count as failures.
 	local t
-	t=$(cat "$out"/suite-*.log | total)
-	local broken
-	broken=$(cat "$out"/suite-*.log | grep -c '^FAIL - suite DRIVER=' || true)
-	if [ "$broken" != 0 ]; then
-		t=$(awk -v b="$broken" '{ printf "%d passed, %d failed, %d skipped\n", $1, $3 + b, $5 }' <<<"$t")
-	fi
+	t=$(total)
 	echo "$t"
 	[[ $t == *" 0 failed,"* ]]
 }

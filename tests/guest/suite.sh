@@ -1,10 +1,11 @@
 #!/bin/bash
 # The driver-agnostic guest test suite; runs INSIDE a guest (scripts/vm-run).
 #
-#   DRIVER=virtio_blk|vblk tests/guest/suite.sh [--quick] [--disks MANIFEST]
+#   DRIVER=virtio_blk|vblk tests/guest/suite.sh [--quick] [--group G] [--disks MANIFEST]
 #
 # The disks under test are found by their virtio-blk serial; their expected
-# properties come from the manifest vm-run writes ($VBLK_DISKS). For
+# properties come from the manifest vm-run writes ($VBLK_DISKS): all of its
+# disks, or with --group G those given group=G. For
 # DRIVER=vblk, build/$(uname -r)/vblk.ko is insmod'ed (with $VBLK_MODPARAMS)
 # and each disk's PCI function is moved to vblk with scripts/vblk-bind; at the
 # end they go back to virtio-pci and vblk is removed.
@@ -24,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/guest/cases.sh
 . "$here/cases.sh"
 
-QUICK=0
+QUICK=0 GROUP=''
 DRIVER=${DRIVER:-}
 declare -A PCI_OF=() BROKEN=()
 
@@ -35,6 +36,7 @@ parse_args() {
 		case $1 in
 		--quick) QUICK=1 ;;
 		--disks) VBLK_DISKS=${2:?}; shift ;;
+		--group) GROUP=${2:?}; shift ;;
 		-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 		*) die "unknown argument '$1'" ;;
 		esac
@@ -63,7 +65,7 @@ setup_dirs() {
 map_disks() {
 	local s
 	for s in "${SERIALS[@]}"; do
-		if wait_disk "$s" 30 && pci_of_disk "$DISK"; then
+		if await_disk "$s" 30 && pci_of_disk "$DISK"; then
 			PCI_OF[$s]=$PCI_ADDR
 		else
 			BROKEN[$s]=1
@@ -124,7 +126,8 @@ disk_cases() {
 main() {
 	parse_args "$@"
 	setup_dirs
-	load_manifest
+	load_manifest "$GROUP"
+	[ ${#SERIALS[@]} -gt 0 ] || die "no disks${GROUP:+ of group $GROUP} in $VBLK_DISKS"
 	load_patterns
 	NCPU=$(nproc)
 	kmsg_scan # start of the log: problems before the suite are vm-run's to report
