@@ -35,6 +35,7 @@ case_unload_vblk() {
 		move_disk "${PCI_OF[$s]}" virtio_blk "$s"
 	done < <(printf '%s\n' "${list[@]}" | awk '{ print length($1), $0 }' | sort -k1,1n -k2,2 | cut -d' ' -f2-)
 	step "rmmod vblk"
+	udevadm settle --timeout=30 || true
 	rmmod vblk
 	! grep -q '^vblk ' /proc/modules || fail "vblk still loaded after rmmod"
 }

@@ -26,6 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cases.sh"
 
 QUICK=0 GROUP=''
+# The suite waits for the disks itself; it settles udev only before rmmod.
+export VBLK_BIND_SETTLE=0
 DRIVER=${DRIVER:-}
 declare -A PCI_OF=() BROKEN=()
 
