@@ -117,7 +117,11 @@ def main():
                 parts = line.decode(errors="replace").split()
                 if len(parts) < 2:
                     continue
-                rec = {"id": parts[0], "kind": parts[1], "host_t": time.time()}
+                # "S|E RUN_ID GUEST_T" (older guests wrote "RUN_ID S|E ...")
+                kind, rid = parts[0], parts[1]
+                if kind not in ("S", "E"):
+                    kind, rid = parts[1], parts[0]
+                rec = {"id": rid, "kind": kind, "host_t": time.time()}
                 tt = thread_times(pid)
                 if tt:
                     rec.update({"qemu_" + k: v for k, v in tt.items()})

@@ -175,6 +175,7 @@ def experiments(mode):
         "disks": [],
         "setup": [{"do": "null_blk", "args": "queue_mode=2 irqmode=0 nr_devices=1 gb=8 submit_queues=2"}],
         "arms": [{"label": "null_blk", "dev": "nullb0", "role": "base"},
+                 {"label": "null_blk#2", "dev": "nullb0", "role": "control"},
                  {"label": "vblk", "serial": "bv", "role": "test"}],
         "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2")],
         "targets": {},
@@ -194,7 +195,7 @@ def main():
     ap.add_argument("--kernel", default="6.12")
     ap.add_argument("out")
     a = ap.parse_args()
-    reps = a.reps or 5
+    reps = a.reps or (7 if a.mode == "quick" else 5)
     window = a.window or 3.0
     exps = experiments(a.mode)
     if a.only:
@@ -202,7 +203,8 @@ def main():
         # "notify" and "ceiling" use drv's vblk disk: keep its disk and setup.
         exps = [e for e in exps if e["name"] in keep or
                 (e["name"] == "drv" and set(keep) & {"notify", "ceiling"})]
-    disks, qemu = [], []
+    # Thread names (CPU n/TCG, IO <id>) let the host sampler split QEMU's time.
+    disks, qemu = [], ["-name virtme-ng,debug-threads=on"]
     for e in exps:
         e.setdefault("reps", reps)
         e.setdefault("warmup", 1)

@@ -70,6 +70,8 @@ def load_meta(out):
 def join_host(runs, marks):
     by = {}
     for m in marks:
+        if m.get("kind") not in ("S", "E"):  # older samplers swapped the fields
+            m["id"], m["kind"] = m.get("kind"), m.get("id")
         by.setdefault(m["id"], {})[m["kind"]] = m
     for r in runs:
         m = by.get(r.get("id"), {})
@@ -116,6 +118,8 @@ def verdict(r, aa, higher):
         return "-"
     if higher is None:
         return ""
+    if aa is None:
+        return "no A/A control"
     noise = abs(aa - 1) if aa is not None else 0.0
     d = r - 1
     if abs(d) <= noise:
