@@ -183,6 +183,29 @@ case_notify_flip() {
 	[ "$i" -gt 2 ] || fail "fio ended before notify_in_lock was flipped"
 }
 
+# A mode the device cannot give (three MSI-X vectors from a device with two)
+# fails the probe with a clear message and unwinds fully: the device then
+# binds in a mode it can give, and no disk is left behind in between.
+case_probe_unwind() {
+	local a=${PCI_OF[vshr]} k0 d
+	"$BIND" none "$a" >/dev/null
+	wait_gone vshr || fail "vshr did not go away"
+	k0=$(dmesg | wc -l)
+	setparam irq_mode msix
+	if "$BIND" vblk "$a"; then
+		setparam irq_mode auto
+		fail "probe succeeded with irq_mode=msix on a 2-vector device"
+	fi
+	setparam irq_mode auto
+	sleep 1
+	! disk_of_serial vshr >/dev/null || fail "a disk appeared although the probe failed"
+	dmesg | tail -n +"$((k0 + 1))" | grep -q 'no interrupts in mode msix' ||
+		fail "no clear message for the failed probe"
+	d=$(rebind_vblk vshr)
+	[ "$(vcfg "$d" irq_mode)" = shared ] || fail "after the failed probe: mode $(vcfg "$d" irq_mode)"
+	fio_verify "/dev/$d" 16 1 4m
+}
+
 # Deep queues and several jobs.
 case_deep() {
 	local d
@@ -274,6 +297,7 @@ main() {
 	run_case "INTx (vintx)" case_disk vintx irq_mode intx
 	run_case "shared vector (vshr)" case_disk vshr irq_mode shared
 	run_case "auto picks softirq for shared vectors" case_auto_shared
+	run_case "failed probe unwinds" case_probe_unwind
 	run_case "ring full and requeue (vq16)" case_ring_full
 	run_case "notify_in_lock flipped under I/O" case_notify_flip
 	run_case "poll queue without interrupts" case_poll_queue
