@@ -142,6 +142,7 @@ fio_jobfile() {
 		thread
 		verify=crc32c
 		verify_fatal=1
+		verify_state_save=0
 		randrepeat=1
 		group_reporting=0
 	EOF
@@ -205,7 +206,7 @@ case_fio_verify() {
 	fio --output-format=normal "$jf" --verify_only=1 >"$fo" 2>&1 || rc=$?
 	cat "$fo"
 	if [ "$rc" != 0 ] || grep -qiE 'verify failed|bad magic|bad header|mismatch' "$fo"; then
-		fail "verify pass (fio exit $rc): $(grep -iE 'verify|bad|error' "$fo" | head -2 | paste -sd' ')"
+		fail "verify pass (fio exit $rc): $(grep -E 'verify failed|bad magic|bad header|mismatch|Expected|Received' "$fo" | head -3 | tr -s ' \t' ' ' | paste -sd' ')"
 	fi
 }
 
