@@ -15,6 +15,7 @@ the marker. Results: OUT/runs.jsonl (one JSON object per run), OUT/fio/*.json
 stdout.
 """
 import json
+import shutil
 import os
 import re
 import subprocess
@@ -61,7 +62,7 @@ def marker(run_id, kind):
     if _mfd is None:
         _mfd = os.open(os.path.join(OUT, "markers"),
                        os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(_mfd, ("%s %s %.6f\n" % (run_id, kind, time.monotonic())).encode())
+    os.write(_mfd, ("%s %s %.6f\n" % (kind, run_id, time.monotonic())).encode())
 
 
 # ---- disks -----------------------------------------------------------------
@@ -239,23 +240,8 @@ def derive(dev, s0, s1):
 
 # ---- fio ---------------------------------------------------------------------
 
-def fio_cmd(dev, job, runtime, ramp, outfile):
-    args = ["fio", "--name=%s" % job["name"], "--filename=/dev/%s" % dev,
-            "--direct=1", "--time_based", "--runtime=%g" % runtime,
-            "--ramp_time=%g" % ramp, "--group_reporting", "--norandommap",
-            "--randrepeat=0", "--output-format=json", "--output=%s" % outfile]
-    for k, v in job["fio"].items():
-        args.append("--%s=%s" % (k, v) if v is not None else "--%s" % k)
-    return args
-
-
-def fio_summary(path):
-    with open(path) as f:
-        txt = f.read()
-    # fio may print warnings before the JSON
-    txt = txt[txt.index("{"):]
-    j = json.loads(txt)
-    job = j["jobs"][0]
+def fio_summary_job(job):
+    """IOPS, bandwidth and completion latency of one (group-reported) job."""
     res = {"iops": 0.0, "bw_kib": 0.0, "ios": 0}
     pct = {}
     lat_mean = []
@@ -280,57 +266,133 @@ def fio_summary(path):
     res["usr_cpu"] = job.get("usr_cpu")
     res["sys_cpu"] = job.get("sys_cpu")
     res["ctx"] = job.get("ctx")
-    res["error"] = job.get("error", 0)
+    if job.get("error"):
+        res["error"] = "fio error %s" % job["error"]
     return res
 
 
-def run_one(rid, exp, job, arm, dev, window, ramp, record=True):
-    for k, v in arm.get("set", {}).items():
-        wr(os.path.join(PARAMS, k), v)
+def load_fio_json(path):
+    with open(path) as f:
+        txt = f.read()
+    # fio may print warnings before the JSON
+    return json.loads(txt[txt.index("{"):])
+
+
+WORK = "/dev/shm/vblkbench"
+SLACK = 0.6  # seconds fio runs past the measurement window
+
+
+def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
+    """All rounds of one fio job of one experiment, in ONE fio process: every
+    run is a group of its own (stonewall), so that fio's start-up (slow in
+    this guest: ~60 shared libraries over 9p) is paid once per job, not once
+    per run. Each group's exec_prerun sets the arm's run-time parameters and
+    tells us which group runs; we then wait for its I/O to start, let it ramp,
+    and take the measurement window inside it."""
+    os.makedirs(WORK, exist_ok=True)
+    warm = exp.get("warmup", 1)
+    ramp, window, wwin = exp["ramp"], exp["window"], exp.get("warm_window", 1)
+    groups = []
+    for r in range(warm + exp["reps"]):
+        k = r % len(arms)
+        for arm in arms[k:] + arms[:k]:
+            rid = "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm,
+                                    re.sub(r"[^A-Za-z0-9_#.+-]", "_", arm["label"]))
+            groups.append({"rid": rid, "arm": arm, "dev": devs[arm["label"]],
+                           "rep": r - warm, "record": r >= warm,
+                           "window": window if r >= warm else wwin})
+    cur = os.path.join(WORK, "cur")
+    wr(cur, "-")
+    jf = ["[global]", "direct=1", "time_based", "ramp_time=%g" % ramp, "group_reporting",
+          "norandommap", "randrepeat=0"]
+    for g, gr in enumerate(groups):
+        pre = os.path.join(WORK, "pre%d.sh" % g)
+        with open(pre, "w") as f:
+            f.write("#!/bin/sh\n")
+            for k, v in gr["arm"].get("set", {}).items():
+                f.write("echo %s > %s/%s\n" % (v, PARAMS, k))
+            f.write("echo %d > %s\n" % (g, cur))
+        os.chmod(pre, 0o755)
+        opts = dict(job["fio"], **gr["arm"].get("fio", {}))
+        jf += ["", "[g%d]" % g, "stonewall", "new_group", "filename=/dev/%s" % gr["dev"],
+               "runtime=%g" % (gr["window"] + SLACK), "exec_prerun=%s" % pre]
+        jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
+    jpath = os.path.join(WORK, "%s.%s.fio" % (exp["name"], job["name"]))
+    with open(jpath, "w") as f:
+        f.write("\n".join(jf) + "\n")
     fdir = os.path.join(OUT, "fio")
     os.makedirs(fdir, exist_ok=True)
-    outfile = os.path.join(fdir, "%s.json" % rid)
-    runtime = window + 0.5
-    if arm.get("fio"):
-        job = dict(job, fio=dict(job["fio"], **arm["fio"]))
-    cmd = fio_cmd(dev, job, runtime, ramp, outfile)
-    st0 = read_diskstat(dev)["ios"]
+    outfile = os.path.join(fdir, "%s.%s.json" % (exp["name"], job["name"]))
+    shutil.copy(jpath, os.path.join(fdir, os.path.basename(jpath)))
     t_start = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    # I/O has started when the disk's completion count moves.
-    started = False
-    while time.monotonic() - t_start < 30:
-        if p.poll() is not None:
+    p = subprocess.Popen(["fio", "--output-format=json", "--output=%s" % outfile, jpath],
+                         cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    recs = []
+    n = first_n
+    for g, gr in enumerate(groups):
+        n += 1
+        dev = gr["dev"]
+        rec = {"id": gr["rid"], "group": g, "exp": exp["name"], "job": job["name"],
+               "arm": gr["arm"]["label"], "dev": dev, "driver": driver_of(dev),
+               "record": gr["record"], "rep": gr["rep"], "fio_json": os.path.basename(outfile)}
+        t0 = time.monotonic()
+        started = False
+        while p.poll() is None and time.monotonic() - t0 < 120:
+            if rd(cur).strip() == str(g):
+                started = True
+                break
+            time.sleep(0.01)
+        if started:
+            started = False
+            st0 = read_diskstat(dev)["ios"]
+            while p.poll() is None and time.monotonic() - t0 < 120:
+                if read_diskstat(dev)["ios"] > st0:
+                    started = True
+                    break
+                time.sleep(0.01)
+        rec["startup_s"] = time.monotonic() - t0
+        if started:
+            time.sleep(ramp)
+            s0 = snapshot(dev)
+            marker(gr["rid"], "S")
+            time.sleep(gr["window"])
+            marker(gr["rid"], "E")
+            s1 = snapshot(dev)
+            rec.update(derive(dev, s0, s1))
+            if rd(cur).strip() != str(g):
+                rec["error"] = "measurement window overran the fio job"
+        else:
+            rec["error"] = "fio group %d never started (fio %s)" % (
+                g, "exited" if p.poll() is not None else "stuck")
+        rec["elapsed_s"] = time.monotonic() - t_all
+        recs.append(rec)
+        progress(n, total, rec)
+        if p.poll() is not None and not started:
             break
-        if read_diskstat(dev)["ios"] > st0:
-            started = True
-            break
-        time.sleep(0.02)
-    rec = {"id": rid, "exp": exp["name"], "job": job["name"], "arm": arm["label"],
-           "dev": dev, "driver": driver_of(dev), "record": record,
-           "fio_cmd": " ".join(cmd)}
-    if started:
-        time.sleep(ramp)
-        s0 = snapshot(dev)
-        marker(rid, "S")
-        time.sleep(window)
-        marker(rid, "E")
-        s1 = snapshot(dev)
-        rec.update(derive(dev, s0, s1))
     try:
-        _, err = p.communicate(timeout=runtime + ramp + 60)
+        _, err = p.communicate(timeout=300)
     except subprocess.TimeoutExpired:
         p.kill()
         _, err = p.communicate()
-    rec["fio_rc"] = p.returncode
-    rec["wall_s"] = time.monotonic() - t_start
+    fj = {}
     try:
-        rec.update(fio_summary(outfile))
+        for j in load_fio_json(outfile)["jobs"]:
+            fj[j["jobname"]] = j
     except (OSError, ValueError, KeyError) as e:
-        rec["error"] = "fio output: %s; stderr: %s" % (e, (err or "").strip()[:300])
-    if p.returncode != 0:
-        rec["error"] = "fio exit %d: %s" % (p.returncode, (err or "").strip()[:300])
-    return rec
+        err = "fio output: %s; %s" % (e, err)
+    for rec in recs:
+        j = fj.get("g%d" % rec["group"])
+        if j is not None:
+            rec.update({k: v for k, v in fio_summary_job(j).items() if k != "error" or v})
+        elif not rec.get("error"):
+            rec["error"] = "no fio result: exit %s: %s" % (p.returncode, (err or "").strip()[:300])
+        rec["fio_rc"] = p.returncode
+        runs_out.write(json.dumps(rec) + "\n")
+    runs_out.flush()
+    log("   %s %s: fio exit %s, %.0f s%s" % (exp["name"], job["name"], p.returncode,
+                                          time.monotonic() - t_start,
+                                          "; " + err.strip()[:200] if p.returncode else ""))
+    return len(groups)
 
 
 def progress(n, total, rec):
@@ -342,9 +404,9 @@ def progress(n, total, rec):
         log("[%3d/%d] %-10s %-14s %-6s %-6s ERROR %s" % (n, total, rec["exp"], rec["job"],
             rec["arm"], rec["dev"], rec["error"]))
         return
-    log("[%3d/%d] %-10s %-16s %-7s %-7s %8s IOPS p99 %7s us busy %4s%% IOPS/busy-s %7s irq/IO %5s db/IO %5s%s"
-        % (n, total, rec["exp"], rec["job"], rec["arm"], rec["dev"], f("iops", "%.0f"),
-           f("clat_p99_us", "%.0f"), f("guest_busy_frac", "%.0f", 100),
+    log("[%3d/%d] %-9s %-20s %-12s %-7s %7s IOPS  busy %4s%%  IOPS/busy-s %6s  irq/IO %5s  db/IO %5s%s"
+        % (n, total, rec["exp"], rec["job"], rec["arm"], rec["dev"], f("win_iops", "%.0f"),
+           f("guest_busy_frac", "%.0f", 100),
            f("iops_per_busy_cpu_s", "%.0f"), f("irqs_per_io", "%.2f"),
            f("doorbells_per_io", "%.2f"), tag))
 
@@ -421,33 +483,22 @@ def main():
         log("== %s: %s" % (exp["name"], ", ".join(
             "%s=%s(%s)" % (a["label"], devs[a["label"]], driver_of(devs[a["label"]]) if devs[a["label"]] else "?")
             for a in arms)))
+        per_job = len(arms) * (exp.get("warmup", 1) + exp["reps"])
+        missing = [a["label"] for a in arms if not devs[a["label"]]]
         for job in exp["jobs"]:
-            warm = exp.get("warmup", 1)
-            for r in range(warm + exp["reps"]):
-                k = r % len(arms)
-                order = arms[k:] + arms[:k]
-                for arm in order:
-                    n += 1
-                    dev = devs[arm["label"]]
-                    rid = "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm, arm["label"])
-                    if dev is None:
-                        rec = {"id": rid, "exp": exp["name"], "job": job["name"],
-                               "arm": arm["label"], "dev": "?", "record": False,
-                               "error": "no disk"}
-                    else:
-                        try:
-                            rec = run_one(rid, exp, job, arm, dev,
-                                          exp["window"] if r >= warm else exp.get("warm_window", 1),
-                                          exp["ramp"], record=r >= warm)
-                        except Exception as e:
-                            rec = {"id": rid, "exp": exp["name"], "job": job["name"],
-                                   "arm": arm["label"], "dev": dev, "record": False,
-                                   "error": "%s: %s" % (type(e).__name__, e)}
-                    rec["rep"] = r - warm
-                    rec["elapsed_s"] = time.monotonic() - t_all
-                    runs.write(json.dumps(rec) + "\n")
-                    runs.flush()
-                    progress(n, total, rec)
+            if missing:
+                log("experiment %s: no disk for %s: skipped" % (exp["name"], ", ".join(missing)))
+                runs.write(json.dumps({"exp": exp["name"], "setup_error": "no disk for %s" % missing}) + "\n")
+                n += per_job
+                continue
+            try:
+                run_job(exp, job, arms, devs, n, total, runs, t_all)
+            except Exception as e:
+                log("experiment %s job %s failed: %s: %s" % (exp["name"], job["name"], type(e).__name__, e))
+                runs.write(json.dumps({"exp": exp["name"], "setup_error": "job %s: %s: %s" % (
+                    job["name"], type(e).__name__, e)}) + "\n")
+            runs.flush()
+            n += per_job
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)

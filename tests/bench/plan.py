@@ -139,7 +139,7 @@ def experiments(mode):
         "arms": [{"label": "1 queue", "serial": "q1", "role": "base"},
                  {"label": "1 queue#2", "serial": "q1b", "role": "control"},
                  {"label": "2 queues", "serial": "q2", "role": "test"}],
-        "jobs": [job("rr4k-qd64-nj2"), job("rr4k-qd64-nj4")],
+        "jobs": [job("rr4k-qd64-nj4")],
         "targets": {},
     })
     E.append({
@@ -177,7 +177,7 @@ def experiments(mode):
         "arms": [{"label": "null_blk", "dev": "nullb0", "role": "base"},
                  {"label": "null_blk#2", "dev": "nullb0", "role": "control"},
                  {"label": "vblk", "serial": "bv", "role": "test"}],
-        "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2")],
+        "jobs": [job("rr4k-qd64-nj2")],
         "targets": {},
     })
     return E
@@ -195,7 +195,7 @@ def main():
     ap.add_argument("--kernel", default="6.12")
     ap.add_argument("out")
     a = ap.parse_args()
-    reps = a.reps or (7 if a.mode == "quick" else 5)
+    reps = a.reps or (8 if a.mode == "quick" else 5)
     window = a.window or 3.0
     exps = experiments(a.mode)
     if a.only:
