@@ -249,12 +249,18 @@ def terminal_summary(meta, rows, cells):
                           ("~" if r["ts"].startswith("met") else "MISS"))) if r["tgt"] else ""
         cpu = "%s (%s)" % (rs(r["rc"]), spread_s(r["aac"]))
         host = "%s (%s)" % (rs(r["rh"]), spread_s(r["aah"]))
-        db = "%s->%s %s->%s" % (fmt("doorbells_per_io", r["db_base"]), fmt("doorbells_per_io", r["db_test"]),
-                                fmt("irqs_per_io", r["irq_base"]), fmt("irqs_per_io", r["irq_test"]))
+        db = "%s->%s %s->%s" % (
+            fmt("doorbells_per_io", r["db_base"]) if r["db_base"] is not None else "n/a",
+            fmt("doorbells_per_io", r["db_test"]) if r["db_test"] is not None else "n/a",
+            fmt("irqs_per_io", r["irq_base"]), fmt("irqs_per_io", r["irq_test"]))
         L.append("%-8s %-21s %-12s %9s %9s %6s %6s %-13s %-9s | %-14s | %-14s | %s" % (
             r["exp"], r["job"], "%s/%s" % (short(r["test"]), short(r["base"])),
             fmt("iops", r["base_iops"]), fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
             r["v"], tgt, cpu, host, db))
+    load = [x for c in cells for a in c.arms for x in c.values(a["label"], "host_other_cores")]
+    if load:
+        L.append("host cores used by other processes during the windows: median %.2f, max %.2f (of %d)"
+                 % (med(load), max(load), os.cpu_count() or 0))
     errs = sum(r["errors"] for r in rows)
     if errs:
         L.append("runs with errors: %d (see runs.jsonl)" % errs)
@@ -469,6 +475,22 @@ def main():
         R.append("![%s](%s)" % (os.path.basename(p), p))
     R.append("")
 
+    load = [x for c in cells for a in c.arms for x in c.values(a["label"], "host_other_cores")]
+    if load:
+        R.append("Host load from other processes during the measurement windows: median %.2f, max %.2f "
+                 "cores of %d. QEMU emulates the guest's CPUs in software, so CPU that other processes take "
+                 "is lost by the guest and shows up as run-to-run noise; *host CPU/IO* (QEMU's CPU time per "
+                 "I/O) is the measure least affected by it.\n" % (med(load), max(load), os.cpu_count() or 0))
+    R.append("## Jobs and their scaling\n")
+    R.append("The seed threads used 4 to 32 vCPUs; the lab guest has 2. Jobs as run here:\n")
+    seen = set()
+    for c in cells:
+        if c.job["name"] in seen:
+            continue
+        seen.add(c.job["name"])
+        R.append("- `%s`: %s; fio %s" % (c.job["name"], c.job.get("text", ""),
+                                        " ".join("%s=%s" % kv for kv in c.job["fio"].items())))
+    R.append("")
     R.append("## Details\n")
     R.append("Per arm: median [min - max] over the measured runs. Window metrics (CPU, interrupts, "
              "doorbells, host CPU) come from the counters snapshotted at the start and end of the "
