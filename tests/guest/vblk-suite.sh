@@ -25,11 +25,20 @@ declare -A PCI_OF=()
 # A vblk disk's config value (from /sys/block/vdX/vblk/config).
 vcfg() { sed -n "s/^$2 //p" "/sys/block/$1/vblk/config"; }
 
-# A column of the counters table: vcount DISK ROW COLUMN.
+# A column of the counters table: vcount DISK ROW COLUMN, read from the
+# last snapshot (snap_counters) so that all numbers come from one moment.
 vcount() {
 	awk -v row="$2" -v col="$3" '
 		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$1 == row { print $c[col] }' "/sys/block/$1/vblk/counters"
+		$1 == row { print $c[col] }' "/tmp/counters-$1"
+}
+
+# After fio closes a disk opened for writing, udev reads it again: let that
+# finish, then take one snapshot of the counters.
+snap_counters() {
+	udevadm settle --timeout=10 2>/dev/null || true
+	cat "/sys/block/$1/vblk/counters" >"/tmp/counters-$1"
+	cat "/tmp/counters-$1"
 }
 
 # Put the PCI function of serial $1 on vblk (again): parameters that apply at
@@ -58,7 +67,7 @@ fio_verify() {
 # Counters must add up after I/O has finished on a vblk disk.
 check_counters() {
 	local d=$1 polled=${2:-0} req comp bells irqs
-	cat "/sys/block/$d/vblk/counters"
+	snap_counters "$d"
 	req=$(vcount "$d" total requests)
 	comp=$(vcount "$d" total completions)
 	bells=$(vcount "$d" total doorbells)
@@ -242,8 +251,8 @@ case_poll_queue() {
 	reset_counters "$d"
 	fio --name=poll --filename="/dev/$d" --ioengine=io_uring --hipri=1 \
 		--direct=1 --rw=randread --bs=4k --iodepth=8 --size=8m --io_size=4m
-	cat "/sys/block/$d/vblk/counters"
-	rows=$(awk 'NR > 1 && $1 ~ /^[0-9]+$/' "/sys/block/$d/vblk/counters" | wc -l)
+	snap_counters "$d"
+	rows=$(awk 'NR > 1 && $1 ~ /^[0-9]+$/' "/tmp/counters-$d" | wc -l)
 	q=$((rows - 1))
 	comp=$(vcount "$d" "$q" completions)
 	irqs=$(vcount "$d" "$q" irqs)
