@@ -166,6 +166,9 @@ find_disk() {
 	return 1
 }
 
+# disk_of_serial SERIAL: print the disk holding the serial (status 1: none).
+disk_of_serial() { find_disk "$1" && echo "$DISK"; }
+
 # await_disk SERIAL [SECONDS]: wait for the disk and its /dev node; sets DISK.
 await_disk() {
 	local i
