@@ -40,6 +40,14 @@ METRICS = [
 ]
 MFMT = {m[0]: m for m in METRICS}
 
+# A single A/A pair can agree by luck; differences smaller than this are
+# never called a win or a loss, whatever the A/A spread of the boot.
+NOISE_FLOOR = 0.02
+
+
+def noise_of(aa):
+    return max(abs(aa - 1), NOISE_FLOOR)
+
 
 def load_jsonl(path):
     res = []
@@ -120,7 +128,7 @@ def verdict(r, aa, higher):
         return ""
     if aa is None:
         return "no A/A control"
-    noise = abs(aa - 1) if aa is not None else 0.0
+    noise = noise_of(aa)
     d = r - 1
     if abs(d) <= noise:
         return "within noise"
@@ -167,6 +175,16 @@ class Cell:
         mc = self.stat(ctl, key)[0] if ctl else None
         return ratio(mt, mb), ratio(mc, mb)
 
+    def round_ratios(self, key, num_role, den_role="base"):
+        """Per-round ratios (same round: the arms ran back to back)."""
+        num, den = self.role.get(num_role), self.role.get(den_role)
+        if not num or not den:
+            return []
+        a = {r["rep"]: r.get(key) for r in self.vals.get(num, [])}
+        b = {r["rep"]: r.get(key) for r in self.vals.get(den, [])}
+        return [a[k] / b[k] for k in a if k in b and isinstance(a[k], (int, float))
+                and isinstance(b[k], (int, float)) and b[k]]
+
     def target(self):
         t = self.exp.get("targets", {})
         return t.get(self.job["name"], t.get("*"))
@@ -175,13 +193,41 @@ class Cell:
 def target_status(r, aa, tgt, higher=True):
     if tgt is None or r is None:
         return ""
-    noise = abs(aa - 1) if aa is not None else 0.0
+    noise = noise_of(aa) if aa is not None else NOISE_FLOOR
     met = r >= tgt if higher else r <= tgt
     if met:
-        if higher and r - 1 <= noise:
+        if (higher and r - 1 <= noise) or (not higher and 1 - r <= noise):
             return "met, but inside the A/A spread"
         return "MET"
     return "MISSED"
+
+
+def paired(c, key):
+    """Median of the per-round ratios test/base and control/base."""
+    t, a = c.round_ratios(key, "test"), c.round_ratios(key, "control")
+    return (med(t) if t else None), (med(a) if a else None)
+
+
+def combined(r, aa, pr, pa, higher):
+    """The verdict of the ratio of the medians, kept only when the median of
+    the per-round (paired) ratios says the same; otherwise within noise."""
+    v1 = verdict(r, aa, higher)
+    if pr is None or v1 in ("-", "", "no A/A control"):
+        return v1
+    v2 = verdict(pr, pa, higher)
+    if v1 == v2:
+        return v1
+    return "within noise*"
+
+
+def target_status2(r, aa, pr, pa, tgt, higher=True):
+    """MET needs both estimates (ratio of medians, median per-round ratio)."""
+    ts = target_status(r, aa, tgt, higher)
+    if ts == "MET" and pr is not None:
+        ts2 = target_status(pr, pa, tgt, higher)
+        if ts2 != "MET":
+            return "met by the medians, not by the per-round ratios"
+    return ts
 
 
 def build_cells(plan, runs):
@@ -202,16 +248,20 @@ def summary_rows(cells):
         rc, aac = c.ratios("iops_per_busy_cpu_s")
         rh, aah = c.ratios("host_us_per_io")
         rl, aal = c.ratios("clat_p99_us")
+        pr, pa = paired(c, "iops")
+        prc, pac = paired(c, "iops_per_busy_cpu_s")
+        prh, pah = paired(c, "host_us_per_io")
         row = {
+            "pr": pr, "pa": pa,
             "exp": e["name"], "job": c.job["name"],
             "base": c.role.get("base"), "test": c.role.get("test"),
             "n": min(c.stat(c.role[x], "iops")[3] for x in ("base", "test") if x in c.role),
             "base_iops": c.stat(c.role["base"], "iops")[0],
             "test_iops": c.stat(c.role["test"], "iops")[0],
-            "r": r, "aa": aa, "v": verdict(r, aa, True),
-            "tgt": c.target(), "ts": target_status(r, aa, c.target()),
-            "rc": rc, "aac": aac, "vc": verdict(rc, aac, True),
-            "rh": rh, "aah": aah, "vh": verdict(rh, aah, False),
+            "r": r, "aa": aa, "v": combined(r, aa, pr, pa, True),
+            "tgt": c.target(), "ts": target_status2(r, aa, pr, pa, c.target()),
+            "rc": rc, "aac": aac, "vc": combined(rc, aac, prc, pac, True),
+            "rh": rh, "aah": aah, "vh": combined(rh, aah, prh, pah, False),
             "rl": rl, "aal": aal, "vl": verdict(rl, aal, False),
             "db_base": c.stat(c.role["base"], "doorbells_per_io")[0],
             "db_test": c.stat(c.role["test"], "doorbells_per_io")[0],
@@ -220,7 +270,7 @@ def summary_rows(cells):
             "errors": c.nerr,
         }
         if e.get("cpu_target"):
-            row["cpu_ts"] = target_status(rc, aac, e["cpu_target"])
+            row["cpu_ts"] = target_status2(rc, aac, prc, pac, e["cpu_target"])
             row["cpu_tgt"] = e["cpu_target"]
         if e.get("doorbell_target"):
             rd_, aad = c.ratios("doorbells_per_io")
@@ -237,15 +287,17 @@ def spread_s(aa):
 
 def terminal_summary(meta, rows, cells):
     L = []
-    L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|"
+    L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|;"
              % (meta.get("mode", "?"), meta.get("kernel", "?"), meta.get("git", "?")))
-    hdr = "%-8s %-21s %-12s %9s %9s %6s %6s %-13s %-9s | %-14s | %-14s | %s" % (
-        "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "verdict",
+    L.append("per-round = median of the per-round ratios; * = the two estimates disagree; "
+             "target: ok / ~ (inside noise or not both estimates) / MISS")
+    hdr = "%-9s %-20s %-18s %9s %9s %6s %6s %-14s %-14s %-9s| %-14s| %-14s| %s" % (
+        "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "per-round (A/A)", "verdict",
         "target", "IOPS/CPU-s", "host us/IO", "db/IO irq/IO (base->test)")
     L.append(hdr)
     L.append("-" * len(hdr))
     for r in rows:
-        tgt = ("%s %s" % ("%.2f" % r["tgt"], "ok" if r["ts"] == "MET" else
+        tgt = ("%s %s" % (">=%.2f" % r["tgt"], "ok" if r["ts"] == "MET" else
                           ("~" if r["ts"].startswith("met") else "MISS"))) if r["tgt"] else ""
         cpu = "%s (%s)" % (rs(r["rc"]), spread_s(r["aac"]))
         host = "%s (%s)" % (rs(r["rh"]), spread_s(r["aah"]))
@@ -253,10 +305,10 @@ def terminal_summary(meta, rows, cells):
             fmt("doorbells_per_io", r["db_base"]) if r["db_base"] is not None else "n/a",
             fmt("doorbells_per_io", r["db_test"]) if r["db_test"] is not None else "n/a",
             fmt("irqs_per_io", r["irq_base"]), fmt("irqs_per_io", r["irq_test"]))
-        L.append("%-8s %-21s %-12s %9s %9s %6s %6s %-13s %-9s | %-14s | %-14s | %s" % (
+        L.append("%-9s %-20s %-18s %9s %9s %6s %6s %-15s %-14s %-9s| %-14s| %-14s| %s" % (
             r["exp"], r["job"], "%s/%s" % (short(r["test"]), short(r["base"])),
             fmt("iops", r["base_iops"]), fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
-            r["v"], tgt, cpu, host, db))
+            "%s (%s)" % (rs(r["pr"]), spread_s(r["pa"])), r["v"], tgt, cpu, host, db))
     load = [x for c in cells for a in c.arms for x in c.values(a["label"], "host_other_cores")]
     if load:
         L.append("host cores used by other processes during the windows: median %.2f, max %.2f (of %d)"
@@ -434,18 +486,20 @@ def main():
              "beside it) swing by 2x from boot to boot; only the ratios between arms measured interleaved in "
              "this boot mean anything. *ratio* is test/base of the medians. *A/A* is the same ratio between the "
              "base arm and a control arm configured exactly like it: the noise floor of this boot. A difference "
-             "is called a **win** or a **loss** only when it is larger than the A/A spread, otherwise "
-             "**within noise**. For latency and CPU-per-I/O a ratio below 1 is the win. A target is **MET** only "
-             "when the ratio reaches it and the difference is outside the A/A spread.\n")
+             "is called a **win** or a **loss** only when it is larger than the A/A spread (and than %d%%, "
+             "since one A/A pair can agree by luck), otherwise **within noise**. For latency and CPU-per-I/O a ratio below 1 is the win. A target is **MET** only "
+             "when the ratio reaches it and the difference is outside the A/A spread.\n" % (NOISE_FLOOR * 100))
 
     R.append("## Summary\n")
-    hdr = ["experiment", "job", "test / base", "base IOPS", "test IOPS", "ratio", "A/A spread", "verdict",
+    hdr = ["experiment", "job", "test / base", "base IOPS", "test IOPS", "ratio", "A/A spread",
+           "per-round ratio (A/A)", "verdict",
            "target", "target status", "IOPS/busy CPU-s ratio (A/A)", "host CPU/IO ratio (A/A)",
            "p99 ratio (A/A)"]
     trs = []
     for r in rows:
         trs.append([r["exp"], r["job"], "%s / %s" % (r["test"], r["base"]), fmt("iops", r["base_iops"]),
-                    fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]), r["v"],
+                    fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
+                    "%s (%s)" % (rs(r["pr"]), spread_s(r["pa"])), r["v"],
                     ">= %.2f" % r["tgt"] if r["tgt"] else "", r["ts"],
                     "%s (%s) %s" % (rs(r["rc"]), spread_s(r["aac"]), r["vc"]),
                     "%s (%s) %s" % (rs(r["rh"]), spread_s(r["aah"]), r["vh"]),
@@ -517,6 +571,14 @@ def main():
             r, aa = c.ratios(key)
             trs.append(["%s%s" % (label, " (%s)" % unit if unit else "")] + cols + [rs(r), spread_s(aa)])
         trs.append(["runs"] + [str(len(c.vals[a["label"]])) for a in c.arms] + ["", ""])
+        pr = []
+        for role in ("test", "control"):
+            rr = c.round_ratios("iops", role)
+            if rr:
+                pr.append("%s/base %.3f [%.3f - %.3f]" % (role, med(rr), min(rr), max(rr)))
+        if pr:
+            trs.append(["IOPS ratio per round: median [min - max]"] + [""] * len(c.arms)
+                       + ["; ".join(pr), ""])
         R.append(md_table(hdr, trs))
         R.append("")
         if c.nerr:
