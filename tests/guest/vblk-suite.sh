@@ -276,12 +276,17 @@ case_cycles() {
 	done
 }
 
+# virtio_blk names a disk after its lowest free index and fails its probe
+# if vblk holds that name: give the disks back in name order (vda first).
 case_unload() {
-	local s
-	for s in $DISKS; do
+	local s name
+	while read -r name s; do
+		step "$s ($name) back to virtio_blk"
 		"$BIND" virtio-pci "${PCI_OF[$s]}" >/dev/null
 		wait_disk "$s" >/dev/null || fail "$s did not return to virtio_blk"
-	done
+	done < <(for s in $DISKS; do
+		printf '%s %s\n' "$(disk_of_serial "$s" || echo '~')" "$s"
+	done | awk '{ print length($1), $0 }' | sort -k1,1n -k2,2 | cut -d' ' -f2-)
 	rmmod_vblk
 }
 
