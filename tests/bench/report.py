@@ -45,8 +45,28 @@ MFMT = {m[0]: m for m in METRICS}
 NOISE_FLOOR = 0.02
 
 
-def noise_of(aa):
-    return max(abs(aa - 1), NOISE_FLOOR)
+# The expected noise of a ratio of medians, from the runs' own dispersion:
+# each arm's median has a relative standard error of about
+# 1.2533 * (1.4826 * MAD / median) / sqrt(n); the ratio's is the two combined.
+# Differences inside NSIGMA of it are not called either.
+NSIGMA = 2.0
+
+
+def noise_of(aa, sig=None):
+    n = abs(aa - 1) if aa is not None else 0.0
+    if sig is not None:
+        n = max(n, NSIGMA * sig)
+    return max(n, NOISE_FLOOR)
+
+
+def rel_se(xs):
+    if len(xs) < 3:
+        return None
+    m = statistics.median(xs)
+    if not m:
+        return None
+    mad = statistics.median([abs(x - m) for x in xs])
+    return 1.2533 * 1.4826 * mad / abs(m) / len(xs) ** 0.5
 
 
 def load_jsonl(path):
@@ -119,16 +139,16 @@ def ratio(a, b):
     return a / b
 
 
-def verdict(r, aa, higher):
+def verdict(r, aa, higher, sig=None):
     """win / loss / within noise for a test/base ratio, given the A/A
-    spread (|control/base - 1|)."""
+    spread (|control/base - 1|) and the ratio's expected noise (sig)."""
     if r is None:
         return "-"
     if higher is None:
         return ""
-    if aa is None:
+    if aa is None and sig is None:
         return "no A/A control"
-    noise = noise_of(aa)
+    noise = noise_of(aa, sig)
     d = r - 1
     if abs(d) <= noise:
         return "within noise"
@@ -175,6 +195,16 @@ class Cell:
         mc = self.stat(ctl, key)[0] if ctl else None
         return ratio(mt, mb), ratio(mc, mb)
 
+    def sigma(self, key):
+        """Expected relative noise of the ratio test/base of the medians."""
+        b, t = self.role.get("base"), self.role.get("test")
+        if not b or not t:
+            return None
+        sb, st = rel_se(self.values(b, key)), rel_se(self.values(t, key))
+        if sb is None or st is None:
+            return None
+        return (sb * sb + st * st) ** 0.5
+
     def round_ratios(self, key, num_role, den_role="base"):
         """Per-round ratios (same round: the arms ran back to back)."""
         num, den = self.role.get(num_role), self.role.get(den_role)
@@ -190,10 +220,10 @@ class Cell:
         return t.get(self.job["name"], t.get("*"))
 
 
-def target_status(r, aa, tgt, higher=True):
+def target_status(r, aa, tgt, higher=True, sig=None):
     if tgt is None or r is None:
         return ""
-    noise = noise_of(aa) if aa is not None else NOISE_FLOOR
+    noise = noise_of(aa, sig)
     met = r >= tgt if higher else r <= tgt
     if met:
         if (higher and r - 1 <= noise) or (not higher and 1 - r <= noise):
@@ -208,10 +238,10 @@ def paired(c, key):
     return (med(t) if t else None), (med(a) if a else None)
 
 
-def combined(r, aa, pr, pa, higher):
+def combined(r, aa, pr, pa, higher, sig=None):
     """The verdict of the ratio of the medians, kept only when the median of
     the per-round (paired) ratios says the same; otherwise within noise."""
-    v1 = verdict(r, aa, higher)
+    v1 = verdict(r, aa, higher, sig)
     if pr is None or v1 in ("-", "", "no A/A control"):
         return v1
     v2 = verdict(pr, pa, higher)
@@ -220,9 +250,9 @@ def combined(r, aa, pr, pa, higher):
     return "within noise*"
 
 
-def target_status2(r, aa, pr, pa, tgt, higher=True):
+def target_status2(r, aa, pr, pa, tgt, higher=True, sig=None):
     """MET needs both estimates (ratio of medians, median per-round ratio)."""
-    ts = target_status(r, aa, tgt, higher)
+    ts = target_status(r, aa, tgt, higher, sig)
     if ts == "MET" and pr is not None:
         ts2 = target_status(pr, pa, tgt, higher)
         if ts2 != "MET":
@@ -248,6 +278,7 @@ def summary_rows(cells):
         rc, aac = c.ratios("iops_per_busy_cpu_s")
         rh, aah = c.ratios("host_us_per_io")
         rl, aal = c.ratios("clat_p99_us")
+        sg, sgc, sgh = c.sigma("iops"), c.sigma("iops_per_busy_cpu_s"), c.sigma("host_us_per_io")
         pr, pa = paired(c, "iops")
         prc, pac = paired(c, "iops_per_busy_cpu_s")
         prh, pah = paired(c, "host_us_per_io")
@@ -258,10 +289,11 @@ def summary_rows(cells):
             "n": min(c.stat(c.role[x], "iops")[3] for x in ("base", "test") if x in c.role),
             "base_iops": c.stat(c.role["base"], "iops")[0],
             "test_iops": c.stat(c.role["test"], "iops")[0],
-            "r": r, "aa": aa, "v": combined(r, aa, pr, pa, True),
-            "tgt": c.target(), "ts": target_status2(r, aa, pr, pa, c.target()),
-            "rc": rc, "aac": aac, "vc": combined(rc, aac, prc, pac, True),
-            "rh": rh, "aah": aah, "vh": combined(rh, aah, prh, pah, False),
+            "sig": sg,
+            "r": r, "aa": aa, "v": combined(r, aa, pr, pa, True, sg),
+            "tgt": c.target(), "ts": target_status2(r, aa, pr, pa, c.target(), sig=sg),
+            "rc": rc, "aac": aac, "vc": combined(rc, aac, prc, pac, True, sgc),
+            "rh": rh, "aah": aah, "vh": combined(rh, aah, prh, pah, False, sgh),
             "rl": rl, "aal": aal, "vl": verdict(rl, aal, False),
             "db_base": c.stat(c.role["base"], "doorbells_per_io")[0],
             "db_test": c.stat(c.role["test"], "doorbells_per_io")[0],
@@ -270,13 +302,14 @@ def summary_rows(cells):
             "errors": c.nerr,
         }
         if e.get("cpu_target"):
-            row["cpu_ts"] = target_status2(rc, aac, prc, pac, e["cpu_target"])
+            row["cpu_ts"] = target_status2(rc, aac, prc, pac, e["cpu_target"], sig=sgc)
             row["cpu_tgt"] = e["cpu_target"]
         if e.get("doorbell_target"):
             rd_, aad = c.ratios("doorbells_per_io")
             row["rd"], row["aad"] = rd_, aad
             row["db_tgt"] = e["doorbell_target"]
-            row["db_ts"] = target_status(rd_, aad, e["doorbell_target"], higher=False)
+            row["db_ts"] = target_status(rd_, aad, e["doorbell_target"], higher=False,
+                                         sig=c.sigma("doorbells_per_io"))
         rows.append(row)
     return rows
 
@@ -289,10 +322,11 @@ def terminal_summary(meta, rows, cells):
     L = []
     L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|;"
              % (meta.get("mode", "?"), meta.get("kernel", "?"), meta.get("git", "?")))
-    L.append("per-round = median of the per-round ratios; * = the two estimates disagree; "
-             "target: ok / ~ (inside noise or not both estimates) / MISS")
-    hdr = "%-9s %-20s %-18s %9s %9s %6s %6s %-14s %-14s %-9s| %-14s| %-14s| %s" % (
-        "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "per-round (A/A)", "verdict",
+    L.append("2sigma = expected noise of the ratio from the runs' dispersion; verdicts need a difference "
+             "outside A/A, 2sigma and 2%; per-round = median of the per-round ratios; * = the two estimates "
+             "disagree; target: ok / ~ (inside noise or not both estimates) / MISS")
+    hdr = "%-9s %-20s %-18s %9s %9s %6s %6s %6s %-14s %-14s %-9s| %-14s| %-14s| %s" % (
+        "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "2sigma", "per-round (A/A)", "verdict",
         "target", "IOPS/CPU-s", "host us/IO", "db/IO irq/IO (base->test)")
     L.append(hdr)
     L.append("-" * len(hdr))
@@ -305,9 +339,10 @@ def terminal_summary(meta, rows, cells):
             fmt("doorbells_per_io", r["db_base"]) if r["db_base"] is not None else "n/a",
             fmt("doorbells_per_io", r["db_test"]) if r["db_test"] is not None else "n/a",
             fmt("irqs_per_io", r["irq_base"]), fmt("irqs_per_io", r["irq_test"]))
-        L.append("%-9s %-20s %-18s %9s %9s %6s %6s %-15s %-14s %-9s| %-14s| %-14s| %s" % (
+        L.append("%-9s %-20s %-18s %9s %9s %6s %6s %6s %-15s %-14s %-9s| %-14s| %-14s| %s" % (
             r["exp"], r["job"], "%s/%s" % (short(r["test"]), short(r["base"])),
             fmt("iops", r["base_iops"]), fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
+            "-" if r["sig"] is None else "%.1f%%" % (NSIGMA * r["sig"] * 100),
             "%s (%s)" % (rs(r["pr"]), spread_s(r["pa"])), r["v"], tgt, cpu, host, db))
     load = [x for c in cells for a in c.arms for x in c.values(a["label"], "host_other_cores")]
     if load:
@@ -486,19 +521,21 @@ def main():
              "beside it) swing by 2x from boot to boot; only the ratios between arms measured interleaved in "
              "this boot mean anything. *ratio* is test/base of the medians. *A/A* is the same ratio between the "
              "base arm and a control arm configured exactly like it: the noise floor of this boot. A difference "
-             "is called a **win** or a **loss** only when it is larger than the A/A spread (and than %d%%, "
-             "since one A/A pair can agree by luck), otherwise **within noise**. For latency and CPU-per-I/O a ratio below 1 is the win. A target is **MET** only "
+             "is called a **win** or a **loss** only when it is larger than the A/A spread, than *2 sigma* (twice "
+             "the standard error of the ratio expected from the runs' own dispersion: one A/A pair can agree "
+             "by luck) and than %d%%; otherwise **within noise**. For latency and CPU-per-I/O a ratio below 1 is the win. A target is **MET** only "
              "when the ratio reaches it and the difference is outside the A/A spread.\n" % (NOISE_FLOOR * 100))
 
     R.append("## Summary\n")
     hdr = ["experiment", "job", "test / base", "base IOPS", "test IOPS", "ratio", "A/A spread",
-           "per-round ratio (A/A)", "verdict",
+           "2 sigma", "per-round ratio (A/A)", "verdict",
            "target", "target status", "IOPS/busy CPU-s ratio (A/A)", "host CPU/IO ratio (A/A)",
            "p99 ratio (A/A)"]
     trs = []
     for r in rows:
         trs.append([r["exp"], r["job"], "%s / %s" % (r["test"], r["base"]), fmt("iops", r["base_iops"]),
                     fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
+                    "-" if r["sig"] is None else "%.1f%%" % (NSIGMA * r["sig"] * 100),
                     "%s (%s)" % (rs(r["pr"]), spread_s(r["pa"])), r["v"],
                     ">= %.2f" % r["tgt"] if r["tgt"] else "", r["ts"],
                     "%s (%s) %s" % (rs(r["rc"]), spread_s(r["aac"]), r["vc"]),
