@@ -322,9 +322,10 @@ def terminal_summary(meta, rows, cells):
     L = []
     L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|;"
              % (meta.get("mode", "?"), meta.get("kernel", "?"), meta.get("git", "?")))
-    L.append("2sigma = expected noise of the ratio from the runs' dispersion; verdicts need a difference "
-             "outside A/A, 2sigma and 2%; per-round = median of the per-round ratios; * = the two estimates "
-             "disagree; target: ok / ~ (inside noise or not both estimates) / MISS")
+    L.append("2sigma = expected noise of the ratio from the runs' dispersion; a verdict needs a difference "
+             "outside A/A, 2sigma and 2%;")
+    L.append("per-round = median of the per-round ratios; * = the two estimates disagree; "
+             "target: ok / ~ (inside the noise, or not by both estimates) / MISS")
     hdr = "%-9s %-20s %-18s %9s %9s %6s %6s %6s %-14s %-14s %-9s| %-14s| %-14s| %s" % (
         "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "2sigma", "per-round (A/A)", "verdict",
         "target", "IOPS/CPU-s", "host us/IO", "db/IO irq/IO (base->test)")
