@@ -290,7 +290,8 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     tells us which group runs; we then wait for its I/O to start, let it ramp,
     and take the measurement window inside it."""
     os.makedirs(WORK, exist_ok=True)
-    warm = exp.get("warmup", 1)
+    # The first job of an experiment warms its disks up; later jobs reuse them.
+    warm = exp.get("warmup", 1) if job is exp["jobs"][0] else exp.get("warmup_next", 0)
     ramp, window, wwin = exp["ramp"], exp["window"], exp.get("warm_window", 1)
     groups = []
     for r in range(warm + exp["reps"]):
@@ -455,7 +456,9 @@ def main():
     # Plan size for the progress counter.
     total = 0
     for exp in plan["experiments"]:
-        total += len(exp["jobs"]) * len(exp["arms"]) * (exp.get("warmup", 1) + exp["reps"])
+        if exp["jobs"]:
+            total += len(exp["arms"]) * (len(exp["jobs"]) * exp["reps"] + exp.get("warmup", 1)
+                                         + (len(exp["jobs"]) - 1) * exp.get("warmup_next", 0))
     n = 0
     with open(os.path.join(OUT, "guest-info.json"), "w") as f:
         json.dump(info, f, indent=1)
@@ -469,7 +472,7 @@ def main():
             runs.write(json.dumps({"exp": exp["name"], "setup_error": str(e)}) + "\n")
             runs.flush()
             n += len(exp["jobs"]) * len(exp["arms"]) * (exp.get("warmup", 1) + exp["reps"])
-            continue
+            continue  # (the counter may now overshoot the total: only cosmetic)
         arms = exp["arms"]
         devs = {}
         for arm in arms:
@@ -483,7 +486,7 @@ def main():
         log("== %s: %s" % (exp["name"], ", ".join(
             "%s=%s(%s)" % (a["label"], devs[a["label"]], driver_of(devs[a["label"]]) if devs[a["label"]] else "?")
             for a in arms)))
-        per_job = len(arms) * (exp.get("warmup", 1) + exp["reps"])
+        per_job = len(arms) * exp["reps"]
         missing = [a["label"] for a in arms if not devs[a["label"]]]
         for job in exp["jobs"]:
             if missing:
@@ -498,7 +501,8 @@ def main():
                 runs.write(json.dumps({"exp": exp["name"], "setup_error": "job %s: %s: %s" % (
                     job["name"], type(e).__name__, e)}) + "\n")
             runs.flush()
-            n += per_job
+            n += per_job + (len(arms) * exp.get("warmup", 1) if job is exp["jobs"][0]
+                            else len(arms) * exp.get("warmup_next", 0))
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)

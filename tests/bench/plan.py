@@ -222,7 +222,7 @@ def main():
     ap.add_argument("out")
     a = ap.parse_args()
     reps = a.reps or (8 if a.mode == "quick" else 5)
-    window = a.window or (3.0 if a.mode == "quick" else 2.5)
+    window = a.window or (3.0 if a.mode == "quick" else 2.2)
     exps = experiments(a.mode)
     if a.only:
         keep = a.only.split(",")
@@ -238,6 +238,8 @@ def main():
     for e in exps:
         e.setdefault("reps", reps)
         e.setdefault("warmup", 1)
+        # quick: every job gets a warm-up round; full: only an experiment's first.
+        e.setdefault("warmup_next", 1 if a.mode == "quick" else 0)
         e.setdefault("window", window)
         e.setdefault("ramp", a.ramp)
         e.setdefault("warm_window", 1.0)

@@ -508,7 +508,8 @@ def main():
                                                         meta.get("ko_mtime", "?")))
     R.append("- started %s, guest wall time %s s, host: %s" % (meta.get("started", "?"),
                                                             meta.get("guest_wall_s", "?"), meta.get("host", "?")))
-    R.append("- protocol: per job, one warm-up round then %d measured rounds; each round runs every arm once, "
+    R.append("- protocol: per job, one warm-up round (in full mode only before an experiment's first job) "
+             "then %d measured rounds; each round runs every arm once, "
              "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
              "snapshots its counters and the host reads QEMU's CPU time." % (plan["reps"], plan["ramp"], plan["window"]))
     R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
