@@ -227,7 +227,7 @@ def target_status(r, aa, tgt, higher=True, sig=None):
     met = r >= tgt if higher else r <= tgt
     if met:
         if (higher and r - 1 <= noise) or (not higher and 1 - r <= noise):
-            return "met, but inside the A/A spread"
+            return "met, but inside the noise"
         return "MET"
     return "MISSED"
 
