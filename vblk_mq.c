@@ -76,12 +76,18 @@ static blk_status_t vblk_map_data(struct vblk_queue *q, struct request *rq,
 				  int *mapped)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	unsigned short segs = blk_rq_nr_phys_segments(rq);
 
 	*mapped = 0;
 	vr->nents = 0;
-	if (!blk_rq_nr_phys_segments(rq))
+	if (!segs)
 		return BLK_STS_OK;
-	sg_init_table(vr->sg, q->vb->max_segs);
+	/*
+	 * Only the entries this request can fill: the table is sized for
+	 * max_segs (254 by default, 8 KiB), and clearing all of it for a
+	 * one-segment request would dominate the submission's cost.
+	 */
+	sg_init_table(vr->sg, min_t(unsigned int, segs, q->vb->max_segs));
 	vr->nents = vblk_rq_map_sg(rq, vr->sg);
 	*mapped = vblk_dma_map_sg(&q->vb->pci, vr->sg, vr->nents,
 				  vblk_rq_dir(rq));
@@ -324,8 +330,23 @@ static blk_status_t vblk_status(u8 status)
 	}
 }
 
-/* Called by the harvest, outside the queue lock, for each used element. */
-void vblk_mq_complete_used(struct vblk_queue *q, void *token)
+static void vblk_unmap_batch(struct io_comp_batch *iob)
+{
+	struct request *rq;
+
+	rq_list_for_each(&iob->req_list, rq)
+		vblk_unmap_data(rq->mq_hctx->driver_data, rq);
+	blk_mq_end_request_batch(iob);
+}
+
+/*
+ * Called by the harvest, outside the queue lock, for each used element.
+ * A successful read or write joins iob (when there is one): blk-mq then
+ * frees the batch's tags together. Passthrough requests (GET_ID) and
+ * failures take the one-by-one path, which carries their status.
+ */
+void vblk_mq_complete_used(struct vblk_queue *q, void *token,
+			   struct io_comp_batch *iob)
 {
 	struct request *rq = token;
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
@@ -337,7 +358,17 @@ void vblk_mq_complete_used(struct vblk_queue *q, void *token)
 				    "queue %u: I/O error, status %u, sector %llu\n",
 				    q->index, status,
 				    (unsigned long long)blk_rq_pos(rq));
+	if (vr->status == BLK_STS_OK && !blk_rq_is_passthrough(rq) &&
+	    blk_mq_add_to_batch(rq, iob, false, vblk_unmap_batch))
+		return;
 	blk_mq_complete_request(rq);
+}
+
+/* End what a harvest gathered in iob. */
+void vblk_mq_flush_batch(struct io_comp_batch *iob)
+{
+	if (!vblk_rq_list_empty(&iob->req_list))
+		iob->complete(iob);
 }
 
 static void vblk_complete_rq(struct request *rq)
@@ -360,7 +391,10 @@ static int vblk_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 
 static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
-	return vblk_queue_harvest(hctx->driver_data, INT_MAX);
+	struct vblk_queue *q = hctx->driver_data;
+
+	/* blk-mq ends what joined iob once the poll returns. */
+	return vblk_queue_harvest(q, q->ring.num, iob);
 }
 
 /*

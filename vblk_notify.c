@@ -48,38 +48,70 @@ static void vblk_ring_failed(struct vblk_queue *q)
 	vblk_device_failed(q->vb, why);
 }
 
-/*
- * Take up to budget used elements off the ring and complete their
- * requests. The ring is read under the queue lock, in batches, and the
- * requests are completed outside it so that the submitters are not held up
- * by completion work. Returns the number of elements harvested.
- */
-int vblk_queue_harvest(struct vblk_queue *q, int budget)
-{
+/* What one lock hold took off the ring. */
+struct vblk_take {
 	void *tokens[VBLK_HARVEST_BATCH];
+	int n;
+	bool failed;	/* the ring refused a used element */
+	bool idle;	/* re-armed with nothing left to harvest */
+};
+
+/*
+ * One hold of the queue lock: take up to want used elements and, when the
+ * ring ran dry first and rearm is asked for, re-arm the interrupt in the
+ * same hold (one lock round trip per interrupt instead of three).
+ */
+static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
+			    int want, bool rearm)
+{
 	unsigned long flags;
-	int done = 0, n, i, ret = 0;
+	int ret = 0;
 	u32 len;
 
+	t->idle = false;
+	spin_lock_irqsave(&q->lock, flags);
+	for (t->n = 0; t->n < want; t->n++) {
+		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
+		if (ret <= 0)
+			break;
+	}
+	q->stats.completions += t->n;
+	t->failed = ret < 0;
+	if (rearm && t->n < want) {
+		t->idle = vblk_ring_enable_cb(&q->ring);
+		if (!t->idle)
+			vblk_ring_disable_cb(&q->ring);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * Take up to budget used elements off the ring and complete their requests
+ * outside the lock, so that submitters are not held up by completion work;
+ * requests blk-mq can end in a batch go to iob (may be NULL), which the
+ * caller flushes. With rearm, stop only once the interrupt is re-armed on
+ * an idle ring (or the budget is spent; *idle says which).
+ */
+static int vblk_queue_drain(struct vblk_queue *q, int budget,
+			    struct io_comp_batch *iob, bool rearm, bool *idle)
+{
+	struct vblk_take t;
+	int done = 0, i;
+
+	*idle = false;
 	while (done < budget) {
 		int want = min(budget - done, VBLK_HARVEST_BATCH);
 
-		spin_lock_irqsave(&q->lock, flags);
-		for (n = 0; n < want; n++) {
-			ret = vblk_ring_get_used(&q->ring, &tokens[n], &len);
-			if (ret <= 0)
-				break;
-		}
-		q->stats.completions += n;
-		spin_unlock_irqrestore(&q->lock, flags);
-
-		for (i = 0; i < n; i++)
-			vblk_mq_complete_used(q, tokens[i]);
-		done += n;
-		if (ret < 0)
+		vblk_queue_take(q, &t, want, rearm);
+		for (i = 0; i < t.n; i++)
+			vblk_mq_complete_used(q, t.tokens[i], iob);
+		done += t.n;
+		if (t.failed)
 			vblk_ring_failed(q);
-		if (n < want)
+		if (t.n < want && (!rearm || t.idle || t.failed)) {
+			*idle = t.idle || t.failed;
 			break;
+		}
 	}
 	if (done > q->stats.max_batch)
 		q->stats.max_batch = done;
@@ -87,6 +119,15 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget)
 	if (done && q->hctx)
 		blk_mq_start_stopped_hw_queue(q->hctx, true);
 	return done;
+}
+
+/* Harvest without touching the interrupt state (poll queues, irq_poll). */
+int vblk_queue_harvest(struct vblk_queue *q, int budget,
+		       struct io_comp_batch *iob)
+{
+	bool idle;
+
+	return vblk_queue_drain(q, budget, iob, false, &idle);
 }
 
 static bool vblk_queue_rearm(struct vblk_queue *q)
@@ -106,29 +147,38 @@ static void vblk_queue_mute(struct vblk_queue *q)
 {
 	unsigned long flags;
 
+	/* With EVENT_IDX muting writes nothing: spare the lock round trip. */
+	if (q->ring.event_idx)
+		return;
 	spin_lock_irqsave(&q->lock, flags);
 	vblk_ring_disable_cb(&q->ring);
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
 /*
- * Hard-irq completion: harvest with interrupts muted, then re-arm, and go
- * round again if elements slipped in before the re-arm. Bounded: a device
- * that keeps the ring busy forever is handed over to the next interrupt.
+ * A hard-irq run harvests at most this many rings' worth before handing
+ * the queue to irq_poll: a device that keeps the ring busy must not keep
+ * a CPU in interrupt context.
+ */
+#define VBLK_HARDIRQ_RINGS	4
+
+/*
+ * Hard-irq completion: harvest with interrupts muted until the re-arm finds
+ * the ring idle. Requests are ended in one batch where blk-mq allows it.
  */
 static int vblk_complete_hardirq(struct vblk_queue *q)
 {
-	int total = 0, rounds;
+	DEFINE_IO_COMP_BATCH(iob);
+	int done;
+	bool idle;
 
 	vblk_queue_mute(q);
-	for (rounds = 0; rounds < 8; rounds++) {
-		total += vblk_queue_harvest(q, INT_MAX);
-		if (vblk_queue_rearm(q))
-			break;
-	}
-	if (rounds == 8)
-		vblk_queue_rearm(q);
-	return total;
+	done = vblk_queue_drain(q, VBLK_HARDIRQ_RINGS * q->ring.num, &iob,
+				true, &idle);
+	vblk_mq_flush_batch(&iob);
+	if (!idle)
+		irq_poll_sched(&q->iop);
+	return done;
 }
 
 /* Softirq completion: mute the queue and let irq_poll do the work. */
@@ -141,15 +191,19 @@ static void vblk_complete_softirq(struct vblk_queue *q)
 /*
  * irq_poll callback. Under budget means the ring ran dry: leave polling
  * and re-arm; if elements arrived before the re-arm, poll again rather
- * than wait for an interrupt that was suppressed.
+ * than wait for an interrupt that was suppressed. The re-arm comes after
+ * irq_poll_complete(): an interrupt right after it must find the poll
+ * unscheduled, or its irq_poll_sched() would be lost.
  */
 static int vblk_irq_poll(struct irq_poll *iop, int budget)
 {
 	struct vblk_queue *q = container_of(iop, struct vblk_queue, iop);
+	DEFINE_IO_COMP_BATCH(iob);
 	int done;
 
 	q->stats.polls++;
-	done = vblk_queue_harvest(q, budget);
+	done = vblk_queue_harvest(q, budget, &iob);
+	vblk_mq_flush_batch(&iob);
 	if (!done)
 		q->stats.spurious++;
 	if (done < budget) {

@@ -212,12 +212,15 @@ void vblk_irqs_free(struct vblk_dev *vb);
 void vblk_irqs_sync(struct vblk_dev *vb);
 void vblk_queue_init_completion(struct vblk_queue *q);
 void vblk_queue_stop_completion(struct vblk_queue *q);
-int vblk_queue_harvest(struct vblk_queue *q, int budget);
+int vblk_queue_harvest(struct vblk_queue *q, int budget,
+		       struct io_comp_batch *iob);
 
 /* vblk_mq.c: blk-mq */
 extern const struct blk_mq_ops vblk_mq_ops;
 unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
-void vblk_mq_complete_used(struct vblk_queue *q, void *token);
+void vblk_mq_complete_used(struct vblk_queue *q, void *token,
+			   struct io_comp_batch *iob);
+void vblk_mq_flush_batch(struct io_comp_batch *iob);
 void vblk_mq_fail_inflight(struct vblk_dev *vb);
 int vblk_mq_get_serial(struct vblk_dev *vb);
 

@@ -101,8 +101,9 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 }
 
 /*
- * The list queue_rqs() gets: its parameter, a local list, and the two
- * operations vblk needs on it (order within a list does not matter).
+ * The list queue_rqs() gets (and io_comp_batch holds): its parameter, a
+ * local list, and the operations vblk needs on it (order within a list does
+ * not matter).
  */
 #ifdef VBLK_HAVE_STRUCT_RQ_LIST
 #define VBLK_QUEUE_RQS_ARGS		struct rq_list *rqlist
@@ -111,6 +112,7 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 #define vblk_rq_list_pop(l)		rq_list_pop(l)
 #define vblk_rq_list_add(l, rq)		rq_list_add_tail(l, rq)
 #define vblk_rq_list_move(dst, src)	(*(dst) = *(src))
+#define vblk_rq_list_empty(l)		rq_list_empty(l)
 #else
 #define VBLK_QUEUE_RQS_ARGS		struct request **rqlist
 #define VBLK_RQ_LIST_T			struct request *
@@ -118,6 +120,7 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 #define vblk_rq_list_pop(l)		rq_list_pop(l)
 #define vblk_rq_list_add(l, rq)		rq_list_add(l, rq)
 #define vblk_rq_list_move(dst, src)	(*(dst) = *(src))
+#define vblk_rq_list_empty(l)		rq_list_empty(*(l))
 #endif
 
 /* getgeo's first argument. */
