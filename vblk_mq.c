@@ -364,11 +364,13 @@ void vblk_mq_complete_used(struct vblk_queue *q, void *token,
 	blk_mq_complete_request(rq);
 }
 
-/* End what a harvest gathered in iob. */
+/* End what a harvest gathered in iob, and leave iob empty for more. */
 void vblk_mq_flush_batch(struct io_comp_batch *iob)
 {
-	if (!vblk_rq_list_empty(&iob->req_list))
-		iob->complete(iob);
+	if (!iob || vblk_rq_list_empty(&iob->req_list))
+		return;
+	iob->complete(iob);
+	*iob = (struct io_comp_batch){};
 }
 
 static void vblk_complete_rq(struct request *rq)

@@ -59,7 +59,7 @@ struct vblk_take {
 /*
  * One hold of the queue lock: take up to want used elements and, when the
  * ring ran dry first and rearm is asked for, re-arm the interrupt in the
- * same hold (one lock round trip per interrupt instead of three).
+ * same hold.
  */
 static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 			    int want, bool rearm)
@@ -88,29 +88,45 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 /*
  * Take up to budget used elements off the ring and complete their requests
  * outside the lock, so that submitters are not held up by completion work;
- * requests blk-mq can end in a batch go to iob (may be NULL), which the
- * caller flushes. With rearm, stop only once the interrupt is re-armed on
- * an idle ring (or the budget is spent; *idle says which).
+ * requests blk-mq can end in a batch go to iob (may be NULL).
+ *
+ * With rearm (iob is then the caller's own), stop only once the interrupt
+ * is re-armed on an idle ring, or the budget is spent (*idle says which).
+ * The re-arm comes last: after the ring ran dry, the gathered batch is
+ * ended first and the ring looked at again, so completions that arrive
+ * meanwhile are harvested here instead of raising another interrupt.
  */
 static int vblk_queue_drain(struct vblk_queue *q, int budget,
 			    struct io_comp_batch *iob, bool rearm, bool *idle)
 {
 	struct vblk_take t;
+	bool dry = false;
 	int done = 0, i;
 
 	*idle = false;
 	while (done < budget) {
 		int want = min(budget - done, VBLK_HARVEST_BATCH);
 
-		vblk_queue_take(q, &t, want, rearm);
+		vblk_queue_take(q, &t, want, rearm && dry);
 		for (i = 0; i < t.n; i++)
 			vblk_mq_complete_used(q, t.tokens[i], iob);
 		done += t.n;
-		if (t.failed)
+		if (t.failed) {
 			vblk_ring_failed(q);
-		if (t.n < want && (!rearm || t.idle || t.failed)) {
-			*idle = t.idle || t.failed;
+			*idle = true;
 			break;
+		}
+		if (t.n == want) {
+			dry = false;
+			continue;
+		}
+		if (!rearm || t.idle) {
+			*idle = t.idle;
+			break;
+		}
+		if (!dry) {
+			vblk_mq_flush_batch(iob);
+			dry = true;
 		}
 	}
 	if (done > q->stats.max_batch)

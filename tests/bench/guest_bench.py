@@ -279,7 +279,7 @@ def load_fio_json(path):
 
 
 WORK = "/dev/shm/vblkbench"
-SLACK = 0.6  # default seconds fio runs past the window (sleeps overshoot under load)
+SLACK = 0.9  # default seconds fio runs past the window (sleeps overshoot under load)
 
 
 def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):

@@ -225,7 +225,7 @@ def main():
     # speed of the guest drifts over 10-20 s, so short rounds keep the arms
     # of a round under the same conditions and more rounds tighten the
     # medians (the A/A spread).
-    reps = a.reps or (16 if a.mode == "quick" else 9)
+    reps = a.reps or (16 if a.mode == "quick" else 7)
     window = a.window or 1.5
     exps = experiments(a.mode)
     if a.only:
