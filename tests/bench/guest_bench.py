@@ -279,7 +279,7 @@ def load_fio_json(path):
 
 
 WORK = "/dev/shm/vblkbench"
-SLACK = 0.9  # default seconds fio runs past the window (sleeps overshoot under load)
+SLACK = 0.9  # seconds fio runs past the measurement window (sleeps overshoot under load)
 
 
 def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
@@ -293,7 +293,6 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     # The first job of an experiment warms its disks up; later jobs reuse them.
     warm = exp.get("warmup", 1) if job is exp["jobs"][0] else exp.get("warmup_next", 0)
     ramp, window, wwin = exp["ramp"], exp["window"], exp.get("warm_window", 1)
-    slack = exp.get("slack", SLACK)
     groups = []
     for r in range(warm + exp["reps"]):
         k = r % len(arms)
@@ -317,7 +316,7 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
         os.chmod(pre, 0o755)
         opts = dict(job["fio"], **gr["arm"].get("fio", {}))
         jf += ["", "[g%d]" % g, "stonewall", "new_group", "filename=/dev/%s" % gr["dev"],
-               "runtime=%g" % (gr["window"] + slack), "exec_prerun=%s" % pre]
+               "runtime=%g" % (gr["window"] + SLACK), "exec_prerun=%s" % pre]
         jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
     jpath = os.path.join(WORK, "%s.%s.fio" % (exp["name"], job["name"]))
     with open(jpath, "w") as f:
