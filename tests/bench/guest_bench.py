@@ -304,7 +304,7 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
                            "window": window if r >= warm else wwin})
     cur = os.path.join(WORK, "cur")
     wr(cur, "-")
-    jf = ["[global]", "direct=1", "time_based", "ramp_time=%g" % ramp, "group_reporting",
+    jf = ["[global]", "direct=1", "time_based", "ramp_time=%dms" % round(ramp * 1000), "group_reporting",
           "norandommap", "randrepeat=0"]
     for g, gr in enumerate(groups):
         pre = os.path.join(WORK, "pre%d.sh" % g)
@@ -316,7 +316,7 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
         os.chmod(pre, 0o755)
         opts = dict(job["fio"], **gr["arm"].get("fio", {}))
         jf += ["", "[g%d]" % g, "stonewall", "new_group", "filename=/dev/%s" % gr["dev"],
-               "runtime=%g" % (gr["window"] + SLACK), "exec_prerun=%s" % pre]
+               "runtime=%dms" % round((gr["window"] + SLACK) * 1000), "exec_prerun=%s" % pre]
         jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
     jpath = os.path.join(WORK, "%s.%s.fio" % (exp["name"], job["name"]))
     with open(jpath, "w") as f:
