@@ -170,10 +170,12 @@ static int vblk_ring_put(struct vblk_queue *q, struct request *rq)
 	return 0;
 }
 
-/* Under the queue lock: publish, and ask whether a doorbell is wanted. */
+/*
+ * Under the queue lock: publish what was added, and ask whether a doorbell
+ * is wanted (the ring's kick_prepare does both, with one barrier pair).
+ */
 static bool vblk_kick_prepare(struct vblk_queue *q)
 {
-	vblk_ring_publish(&q->ring);
 	if (vblk_ring_kick_prepare(&q->ring)) {
 		q->stats.doorbells++;
 		return true;

@@ -48,6 +48,20 @@ static void vblk_ring_failed(struct vblk_queue *q)
 	vblk_device_failed(q->vb, why);
 }
 
+/*
+ * Under the queue lock: ask for an interrupt on the next used element.
+ * If elements arrived before the device could see that, mute again and
+ * say so: the caller harvests them itself instead of waiting for an
+ * interrupt that may never come.
+ */
+static bool vblk_rearm_locked(struct vblk_queue *q)
+{
+	if (vblk_ring_enable_cb(&q->ring))
+		return true;
+	vblk_ring_disable_cb(&q->ring);
+	return false;
+}
+
 /* What one lock hold took off the ring. */
 struct vblk_take {
 	void *tokens[VBLK_HARVEST_BATCH];
@@ -77,11 +91,8 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 	}
 	q->stats.completions += t->n;
 	t->failed = ret < 0;
-	if (rearm && t->n < want) {
-		t->idle = vblk_ring_enable_cb(&q->ring);
-		if (!t->idle)
-			vblk_ring_disable_cb(&q->ring);
-	}
+	if (rearm && t->n < want)
+		t->idle = vblk_rearm_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
@@ -152,9 +163,7 @@ static bool vblk_queue_rearm(struct vblk_queue *q)
 	bool idle;
 
 	spin_lock_irqsave(&q->lock, flags);
-	idle = vblk_ring_enable_cb(&q->ring);
-	if (!idle)
-		vblk_ring_disable_cb(&q->ring);
+	idle = vblk_rearm_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 	return idle;
 }
