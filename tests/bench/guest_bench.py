@@ -306,6 +306,10 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     wr(cur, "-")
     jf = ["[global]", "direct=1", "time_based", "ramp_time=%dms" % round(ramp * 1000), "group_reporting",
           "norandommap", "randrepeat=0"]
+    if exp.get("pin_jobs", True):
+        # Job i runs on vCPU i mod n, so every run of an arm places its jobs
+        # (and, through the queue mapping, its interrupts) the same way.
+        jf += ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
     for g, gr in enumerate(groups):
         pre = os.path.join(WORK, "pre%d.sh" % g)
         with open(pre, "w") as f:

@@ -69,6 +69,50 @@ def thread_times(pid):
     return groups
 
 
+def ncpus_wanted(pid):
+    """The guest's vCPU count, from QEMU's -smp argument (default 1)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return 0
+    for i, a in enumerate(argv[:-1]):
+        if a == "-smp":
+            try:
+                return int(argv[i + 1].split(",")[0].split("=")[-1])
+            except ValueError:
+                return 1
+    return 1
+
+
+def pin_vcpus(pid):
+    """Pin vCPU thread n to host CPU n (mod the host's CPUs); the other
+    threads of QEMU stay free. Returns {tid: cpu} of what was pinned."""
+    cpus = sorted(os.sched_getaffinity(0))
+    done = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return done
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        # "CPU 0/TCG", "CPU 1/KVM"
+        if not comm.startswith("CPU "):
+            continue
+        try:
+            n = int(comm[4:].split("/")[0])
+            cpu = cpus[n % len(cpus)]
+            os.sched_setaffinity(int(tid), {cpu})
+            done[int(tid)] = cpu
+        except (ValueError, OSError):
+            continue
+    return done
+
+
 def host_cpu():
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
@@ -91,6 +135,8 @@ def main():
             time.sleep(0.2)
     with open(os.path.join(out, "qemu.pid"), "w") as f:
         f.write("%d\n" % pid)
+    pin = os.environ.get("VBLK_BENCH_PIN", "1") == "1"
+    pinned = {}
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
@@ -106,6 +152,13 @@ def main():
             size = os.path.getsize(mpath)
         except OSError:
             size = 0
+        # vCPU threads appear while QEMU starts: pin each one as it comes.
+        if pin and len(pinned) < ncpus_wanted(pid):
+            new = pin_vcpus(pid)
+            if len(new) > len(pinned):
+                pinned = new
+                with open(os.path.join(out, "pinned.json"), "w") as f:
+                    json.dump({str(k): v for k, v in pinned.items()}, f)
         if size > pos:
             with open(mpath, "rb") as f:
                 f.seek(pos)

@@ -452,6 +452,17 @@ def has_cairo():
 
 # ---- report ---------------------------------------------------------------------
 
+def pinning_text(out):
+    """What the host sampler pinned (OUT/pinned.json: QEMU thread -> CPU)."""
+    try:
+        with open(os.path.join(out, "pinned.json")) as f:
+            pinned = json.load(f)
+    except (OSError, ValueError):
+        return "QEMU's vCPU threads not pinned"
+    return "QEMU's vCPU threads pinned to host CPUs %s, its other threads free" % (
+        ", ".join(str(c) for c in sorted(pinned.values())))
+
+
 def md_table(header, rows):
     L = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
@@ -512,6 +523,8 @@ def main():
              "then %d measured rounds; each round runs every arm once, "
              "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
              "snapshots its counters and the host reads QEMU's CPU time." % (plan["reps"], plan["ramp"], plan["window"]))
+    R.append("- placement: %s; fio job i on guest vCPU i mod %s (cpus_allowed_policy=split)" % (
+        pinning_text(out), info.get("ncpu", "?")))
     R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
                                  " (kernel log problems, see log-problems.txt)" if meta.get("guest_rc") == "3" else ""))
     if setup_errors:
