@@ -405,11 +405,20 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
  * The device owns the request's buffers until it answers; taking them back
  * needs a device reset. So a slow request is reported and waited for;
  * a device that broke fails every request through vblk_device_failed().
+ *
+ * First look at the ring: the answer may be there with its interrupt
+ * still held back (irq_coalesce waits for requests that the device may
+ * never finish) or lost. What the harvest finds is completed here.
  */
 static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
 
+	if (!atomic_read(&q->vb->broken)) {
+		vblk_queue_harvest(q, q->ring.num, NULL);
+		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+			return BLK_EH_DONE;
+	}
 	if (!atomic_read(&q->vb->broken))
 		dev_warn_ratelimited(vblk_dev_of(q->vb),
 				     "queue %u tag %d: no answer from the device yet\n",

@@ -49,14 +49,17 @@ static void vblk_ring_failed(struct vblk_queue *q)
 }
 
 /*
- * Under the queue lock: ask for an interrupt on the next used element.
- * If elements arrived before the device could see that, mute again and
- * say so: the caller harvests them itself instead of waiting for an
- * interrupt that may never come.
+ * Under the queue lock: ask for the next interrupt, at the first used
+ * element or, with irq_coalesce, once that share of the requests the
+ * device holds came back (fewer interrupts, larger batches; the requests
+ * that wait meanwhile are at most that share). If what the interrupt
+ * would announce is there already, mute again and say so: the caller
+ * harvests it itself instead of waiting for an interrupt that may never
+ * come.
  */
 static bool vblk_rearm_locked(struct vblk_queue *q)
 {
-	if (vblk_ring_enable_cb(&q->ring))
+	if (vblk_ring_enable_cb_delayed(&q->ring, READ_ONCE(vblk_irq_coalesce)))
 		return true;
 	vblk_ring_disable_cb(&q->ring);
 	return false;

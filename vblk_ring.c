@@ -428,26 +428,70 @@ void vblk_ring_disable_cb(struct vblk_ring *r)
 }
 
 /*
+ * EVENT_IDX: interrupt when the device writes the wait-th used element
+ * after the last one harvested (wait >= 1). Returns true if fewer than
+ * wait are there now (or the ring is broken: a caller looping "harvest
+ * until re-armed" must terminate); false means the caller harvests again.
+ */
+static bool vblk_ring_arm_event(struct vblk_ring *r, u16 wait)
+{
+	WRITE_ONCE(*vblk_used_event(r), cpu_to_le16(r->last_used + wait - 1));
+
+	/*
+	 * The device may have added entries before it saw the new used_event,
+	 * and will not interrupt for them: the store must be visible before
+	 * we look, so that either the device sees it or we see the entries.
+	 */
+	vblk_mb();
+	if (r->broken)
+		return true;
+	return (u16)(vblk_used_idx(r) - r->last_used) < wait;
+}
+
+/*
  * Returns true on a broken ring: there is nothing it may harvest, and a
  * caller looping "harvest until enable_cb says idle" must terminate.
  */
 bool vblk_ring_enable_cb(struct vblk_ring *r)
 {
-	if (r->event_idx) {
-		/* Interrupt when the device writes the first unharvested one. */
-		WRITE_ONCE(*vblk_used_event(r), cpu_to_le16(r->last_used));
-	} else if (r->avail_flags & VBLK_AVAIL_F_NO_INTERRUPT) {
+	if (r->event_idx)
+		return vblk_ring_arm_event(r, 1);
+	if (r->avail_flags & VBLK_AVAIL_F_NO_INTERRUPT) {
 		r->avail_flags &= ~VBLK_AVAIL_F_NO_INTERRUPT;
 		WRITE_ONCE(r->avail->flags, cpu_to_le16(r->avail_flags));
 	}
-
-	/*
-	 * The device may have added entries before it saw the re-arm, and
-	 * will not interrupt for them: the store above must be visible before
-	 * we look, so that either the device sees it or we see the entries.
-	 */
+	/* As in vblk_ring_arm_event(): the device sees it, or we see its work. */
 	vblk_mb();
 	return !vblk_ring_has_used(r);
+}
+
+/*
+ * The chains the device can know about: published (kick_prepare moves
+ * kick_idx with avail->idx) and not yet harvested. A device that completed
+ * an unpublished chain would make this wrap: in_flight bounds it.
+ */
+static u16 vblk_ring_given(struct vblk_ring *r)
+{
+	u16 given = r->kick_idx - r->last_used;
+
+	return given < r->in_flight ? given : r->in_flight;
+}
+
+bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct)
+{
+	u16 wait;
+
+	if (!r->event_idx || !pct)
+		return vblk_ring_enable_cb(r);
+	/*
+	 * Interrupt when the wait-th of the chains given out now comes back.
+	 * They all come back eventually, so the interrupt is only late, never
+	 * lost; with at most one chain out this is vblk_ring_enable_cb().
+	 */
+	if (pct > 100)
+		pct = 100;
+	wait = (u32)vblk_ring_given(r) * pct / 100;
+	return vblk_ring_arm_event(r, wait ? wait : 1);
 }
 
 /*

@@ -61,6 +61,7 @@ enum vblk_complete_mode {
 /* Module parameters (vblk_main.c). */
 extern bool vblk_notify_in_lock;	/* read on every doorbell */
 extern unsigned int vblk_poll_budget;	/* irq_poll budget per run */
+extern unsigned int vblk_irq_coalesce;	/* percent; read at every re-arm */
 
 /*
  * Transport state (vblk_pci.c). Mapped regions are validated against their

@@ -191,6 +191,15 @@ void vblk_ring_disable_cb(struct vblk_ring *r);
 bool vblk_ring_enable_cb(struct vblk_ring *r);
 
 /*
+ * Interrupt moderation (EVENT_IDX only; otherwise vblk_ring_enable_cb()):
+ * ask for the interrupt once pct percent (at least one) of the chains the
+ * device was given have come back. Returns false if that many already
+ * wait (the caller must harvest again), true otherwise: fewer used
+ * elements than that may wait, and the interrupt will announce them.
+ */
+bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct);
+
+/*
  * Take back every in-flight chain after the device was reset; calls fn
  * for each token. Used only when the device no longer owns the ring.
  */

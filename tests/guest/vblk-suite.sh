@@ -184,7 +184,8 @@ case_auto_shared() {
 	[ "$(vcfg "$d" complete)" = softirq ] || fail "INTx: completion $(vcfg "$d" complete)"
 }
 
-# The doorbell moves in and out of the lock while I/O runs.
+# The doorbell moves in and out of the lock, and interrupt moderation
+# (irq_coalesce) changes, while verified I/O runs.
 case_notify_flip() {
 	local d pid i rc=0
 	d=$(rebind_vblk vmq4)
@@ -196,13 +197,51 @@ case_notify_flip() {
 	for ((i = 0; i < 200; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
 		setparam notify_in_lock $((i % 2))
+		setparam irq_coalesce $(((i % 3) * 50))
 		sleep 0.05
 	done
 	wait "$pid" || rc=$?
 	setparam notify_in_lock 0
+	setparam irq_coalesce 0
 	tail -5 /tmp/flip.out
 	[ "$rc" = 0 ] || fail "fio with notify_in_lock flipping exited $rc"
 	[ "$i" -gt 2 ] || fail "fio ended before notify_in_lock was flipped"
+}
+
+# Interrupt moderation: fewer interrupts per request at iodepth 64, and
+# every request still completes with its data intact, on a per-queue
+# vector (hard-irq completion) and a shared one (irq_poll).
+case_coalesce() {
+	local d pct req irqs
+	local -A per=()
+	! setparam irq_coalesce 101 2>/dev/null || fail "irq_coalesce accepted 101"
+	[ "$(cat $PARAMS/irq_coalesce)" = 0 ] || fail "irq_coalesce changed by a bad write"
+	d=$(rebind_vblk vmq1)
+	for pct in 0 75; do
+		setparam irq_coalesce $pct
+		reset_counters "$d"
+		fio --name=co --filename="/dev/$d" --ioengine=libaio --direct=1 \
+			--rw=randread --bs=4k --iodepth=64 --size=16m --io_size=8m \
+			>/dev/null || fail "fio randread with irq_coalesce=$pct failed"
+		snap_counters "$d" >/dev/null
+		req=$(vcount "$d" total requests)
+		irqs=$(vcount "$d" total irqs)
+		[ "$req" -ge 2048 ] || fail "irq_coalesce=$pct: only $req requests"
+		per[$pct]=$((irqs * 100000 / req))
+		step "irq_coalesce=$pct: $irqs interrupts for $req requests"
+	done
+	[ "${per[75]}" -lt "${per[0]}" ] ||
+		fail "irq_coalesce=75 took no fewer interrupts per request (${per[75]} vs ${per[0]} per 100000)"
+	setparam irq_coalesce 100
+	reset_counters "$d"
+	fio_verify "/dev/$d" 64 2 8m
+	check_counters "$d"
+	d=$(rebind_vblk vshr)
+	[ "$(vcfg "$d" complete)" = softirq ] || fail "vshr completes in $(vcfg "$d" complete) mode"
+	reset_counters "$d"
+	fio_verify "/dev/$d" 32 2 4m
+	check_counters "$d"
+	setparam irq_coalesce 0
 }
 
 # A mode the device cannot give (three MSI-X vectors from a device with two)
@@ -327,6 +366,7 @@ main() {
 	run_case "failed probe unwinds" case_probe_unwind
 	run_case "ring full and requeue (vq16)" case_ring_full
 	run_case "notify_in_lock flipped under I/O" case_notify_flip
+	run_case "interrupt moderation (irq_coalesce)" case_coalesce
 	run_case "poll queue without interrupts" case_poll_queue
 	if [ "$QUICK" = 0 ]; then
 		run_case "forced irq and completion modes" case_modes

@@ -387,22 +387,41 @@ static bool op_get_used(struct fstate *s, u8 a)
 	return true;
 }
 
-static bool op_cb(struct fstate *s, bool enable)
+/*
+ * Re-arm through enable_cb, or through enable_cb_delayed when a's top bit
+ * is set (pct = a % 101): with EVENT_IDX the threshold must lie 1..in_flight
+ * elements ahead and "idle" must mean fewer than that many are waiting.
+ */
+static bool op_enable_cb(struct fstate *s, u8 a)
 {
+	unsigned int pct = a % 101;
+	u16 wait = 1, waiting;
 	bool idle;
 
+	if (a & 0x80)
+		idle = vblk_ring_enable_cb_delayed(&s->r, pct);
+	else
+		idle = vblk_ring_enable_cb(&s->r);
+	s->cb_off = false;
+	waiting = (u16)(used_idx_mem(s) - s->r.last_used);
+	if (s->event_idx) {
+		wait = le16_to_cpu(*fake_used_event(&s->d)) - s->r.last_used + 1;
+		FZ_CHECK(wait >= 1);
+		FZ_CHECK(wait == 1 || ((a & 0x80) && pct &&
+				       wait <= s->r.in_flight));
+	}
+	FZ_CHECK(idle == (s->r.broken || waiting < wait));
+	return true;
+}
+
+static bool op_cb(struct fstate *s, bool enable, u8 a)
+{
 	if (!enable) {
 		vblk_ring_disable_cb(&s->r);
 		if (!s->event_idx)
 			s->cb_off = true;
-	} else {
-		idle = vblk_ring_enable_cb(&s->r);
-		s->cb_off = false;
-		FZ_CHECK(idle == (s->r.broken ||
-				  used_idx_mem(s) == s->r.last_used));
-		if (s->event_idx)
-			FZ_CHECK(le16_to_cpu(*fake_used_event(&s->d)) ==
-				 s->r.last_used);
+	} else if (!op_enable_cb(s, a)) {
+		return false;
 	}
 	FZ_CHECK(le16_to_cpu(s->r.avail->flags) ==
 		 (s->cb_off ? VBLK_AVAIL_F_NO_INTERRUPT : 0));
@@ -590,7 +609,7 @@ static bool run_script(const u8 *data, size_t size)
 			break;
 		case OP_ENABLE_CB:
 		case OP_DISABLE_CB:
-			ok = op_cb(s, op == OP_ENABLE_CB);
+			ok = op_cb(s, op == OP_ENABLE_CB, a);
 			break;
 		case OP_DEV_FETCH:
 			if (fake_dev_fetch(&s->d) < 0)

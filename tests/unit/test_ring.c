@@ -717,6 +717,76 @@ static bool t_cb_event_idx(void)
 	return true;
 }
 
+/*
+ * Interrupt moderation: with 8 chains given out and 75 %, the interrupt
+ * waits for the 6th completion; chains added but not published do not
+ * count; with nothing out it is the plain re-arm.
+ */
+static bool t_cb_delayed(void)
+{
+	struct fx *f = fx_new(16, true, true);
+	void *tok;
+	u32 len;
+	unsigned int i;
+	u16 ue;
+
+	CHECK(f);
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 0);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(req_add(f, i, 1, 1, 8, &f->tok[i]), 0);
+	vblk_ring_kick_prepare(&f->r);
+	/* Two more, not published: the device cannot complete them yet. */
+	CHECK_EQ(req_add(f, 8, 1, 1, 8, &f->tok[8]), 0);
+	CHECK_EQ(req_add(f, 9, 1, 1, 8, &f->tok[9]), 0);
+	CHECK_EQ(fake_dev_fetch(&f->d), 8);
+
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	ue = le16_to_cpu(*fake_used_event(&f->d));
+	CHECK_EQ(ue, 5);
+	/* The 6th completion (used idx 5 -> 6) interrupts, the 5th does not. */
+	CHECK(fake_need_event(ue, 6, 5));
+	CHECK(!fake_need_event(ue, 5, 4));
+
+	for (i = 0; i < 5; i++)
+		fake_dev_complete(&f->d, 0, 8);
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	fake_dev_complete(&f->d, 0, 8);
+	/* Six wait now: the caller must harvest rather than sleep. */
+	CHECK(!vblk_ring_enable_cb_delayed(&f->r, 75));
+	for (i = 0; i < 6; i++)
+		CHECK_EQ(vblk_ring_get_used(&f->r, &tok, &len), 1);
+
+	/* Two given out, 75 % of 2 rounds down to 1: the next completion. */
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 6);
+	/* 0 % and a value above 100 % behave as documented. */
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 0));
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 6);
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 1000));
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 7);
+	return true;
+}
+
+/* Without EVENT_IDX there is no threshold to set: the plain re-arm. */
+static bool t_cb_delayed_flags(void)
+{
+	struct fx *f = fx_new(16, false, true);
+	unsigned int i;
+
+	CHECK(f);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(req_add(f, i, 1, 1, 8, &f->tok[i]), 0);
+	vblk_ring_kick_prepare(&f->r);
+	vblk_ring_disable_cb(&f->r);
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	CHECK_EQ(le16_to_cpu(f->r.avail->flags), 0);
+	CHECK_EQ(fake_dev_fetch(&f->d), 4);
+	fake_dev_complete(&f->d, 0, 8);
+	CHECK(!vblk_ring_enable_cb_delayed(&f->r, 75));
+	return true;
+}
+
 /* ------------------------------------------------------------------ */
 
 /*
@@ -1021,6 +1091,8 @@ int main(void)
 	RUN(t_kick_publishes);
 	RUN(t_cb_flags);
 	RUN(t_cb_event_idx);
+	RUN(t_cb_delayed);
+	RUN(t_cb_delayed_flags);
 	RUN(t_errors_indirect);
 	RUN(t_errors_direct);
 	RUN(t_reclaim_indirect);
