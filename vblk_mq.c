@@ -173,10 +173,17 @@ static int vblk_ring_put(struct vblk_queue *q, struct request *rq)
 /*
  * Under the queue lock: publish what was added, and ask whether a doorbell
  * is wanted (the ring's kick_prepare does both, with one barrier pair).
+ * With irq_coalesce the armed interrupt then waits for its share of the
+ * new requests too: the re-arm usually comes when few are in flight.
  */
 static bool vblk_kick_prepare(struct vblk_queue *q)
 {
-	if (vblk_ring_kick_prepare(&q->ring)) {
+	unsigned int pct = READ_ONCE(vblk_irq_coalesce);
+	bool kick = vblk_ring_kick_prepare(&q->ring);
+
+	if (pct && !q->polled)
+		vblk_ring_delay_cb(&q->ring, pct);
+	if (kick) {
 		q->stats.doorbells++;
 		return true;
 	}

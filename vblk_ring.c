@@ -495,6 +495,32 @@ bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct)
 }
 
 /*
+ * Requests published since the re-arm count as well: the interrupt then
+ * waits for pct percent of everything the device holds now. used_event
+ * only moves forward and stays within the chains given out, so the
+ * interrupt it asks for still comes (they all come back); if the device
+ * reads the old value instead, the interrupt is merely earlier. A
+ * used_event that the harvest has already passed (it then lies far "ahead"
+ * modulo 2^16) is left alone.
+ */
+void vblk_ring_delay_cb(struct vblk_ring *r, unsigned int pct)
+{
+	u16 wait, cur;
+
+	if (!r->event_idx || !pct || r->broken)
+		return;
+	if (pct > 100)
+		pct = 100;
+	wait = (u32)vblk_ring_given(r) * pct / 100;
+	if (!wait)
+		return;
+	cur = le16_to_cpu(READ_ONCE(*vblk_used_event(r))) - r->last_used;
+	if (cur < r->in_flight && (u16)(wait - 1) > cur)
+		WRITE_ONCE(*vblk_used_event(r),
+			   cpu_to_le16(r->last_used + wait - 1));
+}
+
+/*
  * After a device reset nothing is in flight any more. The 16-bit indices
  * (avail_idx, last_used, kick_idx) still hold the old ring's positions
  * while the reset device starts from 0, and the ring memory still holds the

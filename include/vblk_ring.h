@@ -200,6 +200,13 @@ bool vblk_ring_enable_cb(struct vblk_ring *r);
 bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct);
 
 /*
+ * Interrupt moderation, after kick_prepare published more chains: move
+ * used_event forward so that the chains published since the re-arm count
+ * too (never backward, never past what was given out). EVENT_IDX only.
+ */
+void vblk_ring_delay_cb(struct vblk_ring *r, unsigned int pct);
+
+/*
  * Take back every in-flight chain after the device was reset; calls fn
  * for each token. Used only when the device no longer owns the ring.
  */

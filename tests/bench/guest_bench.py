@@ -18,6 +18,7 @@ import json
 import shutil
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -400,6 +401,178 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     return len(groups)
 
 
+# ---- slices: every arm's fio kept alive, taking turns -------------------------
+
+def bs_bytes(v):
+    """fio's bs value ("4k", "64k", "512") in bytes."""
+    v = str(v).strip().lower()
+    mult = {"k": 1024, "m": 1024 * 1024}.get(v[-1:], 1)
+    return int(float(v.rstrip("km")) * mult)
+
+
+def pgsignal(p, sig):
+    try:
+        os.killpg(p.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def start_arm_fio(exp, job, arm, dev, k, runtime_s):
+    """One fio process (its own process group) running this arm's job for
+    longer than the whole cell will take; stopped as soon as its I/O runs."""
+    opts = dict(job["fio"], **arm.get("fio", {}))
+    jf = ["[global]", "direct=1", "time_based", "runtime=%ds" % runtime_s,
+          "group_reporting", "norandommap", "randrepeat=0"]
+    if exp.get("pin_jobs", True):
+        jf += ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
+    jf += ["", "[a%d]" % k, "filename=/dev/%s" % dev]
+    jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
+    base = "%s.%s.a%d" % (exp["name"], job["name"], k)
+    jpath = os.path.join(WORK, base + ".fio")
+    with open(jpath, "w") as f:
+        f.write("\n".join(jf) + "\n")
+    fdir = os.path.join(OUT, "fio")
+    os.makedirs(fdir, exist_ok=True)
+    shutil.copy(jpath, os.path.join(fdir, os.path.basename(jpath)))
+    outfile = os.path.join(fdir, base + ".json")
+    for kk, v in arm.get("set", {}).items():
+        wr(os.path.join(PARAMS, kk), v)
+    st0 = read_diskstat(dev)["ios"]
+    p = subprocess.Popen(["fio", "--output-format=json+", "--output=%s" % outfile, jpath],
+                         cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 120:
+        if read_diskstat(dev)["ios"] > st0:
+            break
+        time.sleep(0.02)
+    else:
+        why = "exited" if p.poll() is not None else "never started I/O"
+        pgsignal(p, signal.SIGKILL)
+        _, err = p.communicate()
+        raise RuntimeError("fio for arm %s %s (exit %s): %s" % (
+            arm["label"], why, p.returncode, (err or "").strip()[:300]))
+    time.sleep(0.3)  # let every one of numjobs get going
+    pgsignal(p, signal.SIGSTOP)
+    return p, outfile
+
+
+def stop_arm_fio(p):
+    """Resume, then ask fio to end (SIGINT: it stops its jobs and writes its
+    JSON); returns fio's stderr."""
+    pgsignal(p, signal.SIGCONT)
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        pgsignal(p, signal.SIGKILL)
+        _, err = p.communicate()
+    return err or ""
+
+
+def pooled_latency(job_json, cutoff_ns):
+    """Completion latency percentiles of one fio job (JSON+ histogram bins),
+    leaving out samples of cutoff_ns and more: those are the I/Os that were
+    in flight while the arm was stopped (they wait for the other arms'
+    slices), not latency of the device or the driver."""
+    bins = {}
+    for dirn in ("read", "write"):
+        for v, c in job_json.get(dirn, {}).get("clat_ns", {}).get("bins", {}).items():
+            bins[int(v)] = bins.get(int(v), 0) + c
+    kept = sorted((v, c) for v, c in bins.items() if v < cutoff_ns)
+    n = sum(c for _, c in kept)
+    res = {"lat_excluded": sum(c for v, c in bins.items() if v >= cutoff_ns), "lat_n": n}
+    if not n:
+        return res
+    res["clat_mean_us"] = sum(v * c for v, c in kept) / n / 1000
+    for p, name in ((50.0, "p50"), (99.0, "p99"), (99.9, "p99.9")):
+        want, cum = p / 100 * n, 0
+        for v, c in kept:
+            cum += c
+            if cum >= want:
+                res["clat_%s_us" % name] = v / 1000
+                break
+    return res
+
+
+def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
+    """All rounds of one fio job of one experiment as slices: every arm has
+    its own fio process, started once and then stopped (SIGSTOP on its
+    process group); in each round the arms take turns in rotating order,
+    each resumed for `settle` seconds and then measured for `window`
+    seconds. Arms measured a second apart share the machine's slow swings
+    of speed (they last ~10 s on the lab hosts), which runs of a few
+    seconds each, one after the other, do not; and fio's start-up is paid
+    once per arm and job instead of once per run."""
+    os.makedirs(WORK, exist_ok=True)
+    window, settle = exp["window"], exp.get("settle", 0.15)
+    warm, wwin = exp.get("warmup", 1), exp.get("warm_window", 1.0)
+    rounds = warm + exp["reps"]
+    runtime_s = int(60 + 3 * len(arms) * rounds * (window + settle + 0.5))
+    procs, outs = {}, {}
+    recs, n = [], first_n
+    t_start = time.monotonic()
+    try:
+        for k, arm in enumerate(arms):
+            procs[arm["label"]], outs[arm["label"]] = start_arm_fio(
+                exp, job, arm, devs[arm["label"]], k, runtime_s)
+        for r in range(rounds):
+            k = r % len(arms)
+            for arm in arms[k:] + arms[:k]:
+                label, dev, p = arm["label"], devs[arm["label"]], procs[arm["label"]]
+                n += 1
+                rec = {"id": "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm,
+                                               re.sub(r"[^A-Za-z0-9_#.+-]", "_", label)),
+                       "exp": exp["name"], "job": job["name"], "arm": label, "dev": dev,
+                       "driver": driver_of(dev), "record": r >= warm, "rep": r - warm,
+                       "slice": True, "fio_json": os.path.basename(outs[label])}
+                if p.poll() is not None:
+                    rec["error"] = "fio exited early (exit %s)" % p.returncode
+                else:
+                    for kk, v in arm.get("set", {}).items():
+                        wr(os.path.join(PARAMS, kk), v)
+                    pgsignal(p, signal.SIGCONT)
+                    time.sleep(settle)
+                    s0 = snapshot(dev)
+                    marker(rec["id"], "S")
+                    time.sleep(window if r >= warm else wwin)
+                    marker(rec["id"], "E")
+                    s1 = snapshot(dev)
+                    pgsignal(p, signal.SIGSTOP)
+                    rec.update(derive(dev, s0, s1))
+                    rec["iops"] = rec["win_iops"]
+                    rec["bw_kib"] = rec["win_iops"] * bs_bytes(job["fio"].get("bs", "4k")) / 1024
+                    if not rec["win_ios"]:
+                        rec["error"] = "no I/O completed in the window"
+                rec["elapsed_s"] = time.monotonic() - t_all
+                recs.append(rec)
+                progress(n, total, rec)
+    finally:
+        errs = {label: stop_arm_fio(p) for label, p in procs.items()}
+    # Stopped arms wait at least the other arms' windows: latencies that
+    # long are the stop, not the I/O path.
+    cutoff_ns = int(0.5 * max(1, len(arms) - 1) * window * 1e9)
+    lat = {}
+    for label, path in outs.items():
+        try:
+            jobs = load_fio_json(path)["jobs"]
+            lat[label] = pooled_latency(jobs[0], cutoff_ns)
+            if jobs[0].get("error"):
+                lat[label]["fio_error"] = jobs[0]["error"]
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            lat[label] = {"fio_output_error": "%s; %s" % (e, errs.get(label, "").strip()[:200])}
+    for rec in recs:
+        rec.update({kk: v for kk, v in lat.get(rec["arm"], {}).items()})
+        rec["lat_pooled"] = True
+        runs_out.write(json.dumps(rec) + "\n")
+    runs_out.flush()
+    log("   %s %s: %d slices, %.0f s; latency samples left out (stopped arm): %s" % (
+        exp["name"], job["name"], len(recs), time.monotonic() - t_start,
+        ", ".join("%s %s" % (lb, lat[lb].get("lat_excluded", "?")) for lb in lat)))
+    return len(recs)
+
+
 def progress(n, total, rec):
     def f(key, fmt, scale=1.0):
         v = rec.get(key)
@@ -417,6 +590,17 @@ def progress(n, total, rec):
 
 
 # ---- setup actions -----------------------------------------------------------
+
+def runs_of(exp, i):
+    """Runs (slices) job i of exp takes, warm-ups included: with slices every
+    job warms up (its fio processes are new); with groups only the first
+    job of an experiment, unless warmup_next says otherwise."""
+    if exp.get("slices", True) or i == 0:
+        warm = exp.get("warmup", 1)
+    else:
+        warm = exp.get("warmup_next", 0)
+    return len(exp["arms"]) * (exp["reps"] + warm)
+
 
 def do_setup(actions):
     for a in actions:
@@ -458,11 +642,7 @@ def main():
     sh("insmod %s %s" % (ko, args))
     info["vblk_params"] = {p: rd(os.path.join(PARAMS, p)).strip() for p in sorted(os.listdir(PARAMS))}
     # Plan size for the progress counter.
-    total = 0
-    for exp in plan["experiments"]:
-        if exp["jobs"]:
-            total += len(exp["arms"]) * (len(exp["jobs"]) * exp["reps"] + exp.get("warmup", 1)
-                                         + (len(exp["jobs"]) - 1) * exp.get("warmup_next", 0))
+    total = sum(runs_of(exp, i) for exp in plan["experiments"] for i in range(len(exp["jobs"])))
     n = 0
     with open(os.path.join(OUT, "guest-info.json"), "w") as f:
         json.dump(info, f, indent=1)
@@ -475,7 +655,7 @@ def main():
             log("experiment %s: setup failed: %s" % (exp["name"], e))
             runs.write(json.dumps({"exp": exp["name"], "setup_error": str(e)}) + "\n")
             runs.flush()
-            n += len(exp["jobs"]) * len(exp["arms"]) * (exp.get("warmup", 1) + exp["reps"])
+            n += sum(runs_of(exp, i) for i in range(len(exp["jobs"])))
             continue  # (the counter may now overshoot the total: only cosmetic)
         arms = exp["arms"]
         devs = {}
@@ -490,23 +670,24 @@ def main():
         log("== %s: %s" % (exp["name"], ", ".join(
             "%s=%s(%s)" % (a["label"], devs[a["label"]], driver_of(devs[a["label"]]) if devs[a["label"]] else "?")
             for a in arms)))
-        per_job = len(arms) * exp["reps"]
         missing = [a["label"] for a in arms if not devs[a["label"]]]
         for job in exp["jobs"]:
             if missing:
                 log("experiment %s: no disk for %s: skipped" % (exp["name"], ", ".join(missing)))
                 runs.write(json.dumps({"exp": exp["name"], "setup_error": "no disk for %s" % missing}) + "\n")
-                n += per_job
+                n += runs_of(exp, exp["jobs"].index(job))
                 continue
             try:
-                run_job(exp, job, arms, devs, n, total, runs, t_all)
+                if exp.get("slices", True):
+                    run_job_slices(exp, job, arms, devs, n, total, runs, t_all)
+                else:
+                    run_job(exp, job, arms, devs, n, total, runs, t_all)
             except Exception as e:
                 log("experiment %s job %s failed: %s: %s" % (exp["name"], job["name"], type(e).__name__, e))
                 runs.write(json.dumps({"exp": exp["name"], "setup_error": "job %s: %s: %s" % (
                     job["name"], type(e).__name__, e)}) + "\n")
             runs.flush()
-            n += per_job + (len(arms) * exp.get("warmup", 1) if job is exp["jobs"][0]
-                            else len(arms) * exp.get("warmup_next", 0))
+            n += runs_of(exp, exp["jobs"].index(job))
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """vblk benchmark: the plan (which disks, which experiments, which fio jobs).
 
-    plan.py --mode quick|full [--reps N] [--window S] [--only EXP,...] OUT
+    plan.py --mode quick|full [--protocol slices|groups] [--reps N] [--window S]
+            [--only EXP,...] OUT
 
 Writes OUT/plan.json (read by the guest, tests/bench/guest_bench.py, and by
 the report) and prints the scripts/vm-run disk and QEMU options, one argument
@@ -241,18 +242,27 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--window", type=float)
     ap.add_argument("--ramp", type=float, default=0.5)
+    ap.add_argument("--protocol", choices=["slices", "groups"], default="slices")
     ap.add_argument("--only", default="")
     ap.add_argument("--ko", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--kernel", default="6.12")
     ap.add_argument("out")
     a = ap.parse_args()
-    # Many short runs rather than a few long ones: on the lab hosts the
-    # speed of the guest drifts over 10-20 s, so short rounds keep the arms
-    # of a round under the same conditions and more rounds tighten the
-    # medians (the A/A spread).
-    reps = a.reps or (16 if a.mode == "quick" else 7)
-    window = a.window or 1.5
+    # slices (default): every arm's fio runs for the whole job, stopped while
+    # the other arms take their turn; rounds of short slices, each arm
+    # measured within a second of the others, so that the slow swings of
+    # the lab host's speed (~10 s: runs of 3 s one after the other were
+    # correlated 0.48 at lag 1 on 2026-12-03) hit every arm alike.
+    # groups (the older protocol): one fio group per run, 0.5 s ramp, runs
+    # of window + 0.9 s; its start-up costs ~1.2 s per run.
+    slices = a.protocol == "slices"
+    if slices:
+        reps = a.reps or (40 if a.mode == "quick" else 24)
+        window = a.window or 0.6
+    else:
+        reps = a.reps or (16 if a.mode == "quick" else 7)
+        window = a.window or 1.5
     exps = experiments(a.mode)
     if a.only:
         keep = a.only.split(",")
@@ -267,6 +277,8 @@ def main():
     # Thread names (CPU n/TCG, IO <id>) let the host sampler split QEMU's time.
     disks, qemu = [], ["-name virtme-ng,debug-threads=on"]
     for e in exps:
+        e.setdefault("slices", slices)
+        e.setdefault("settle", 0.15)
         e.setdefault("reps", reps)
         e.setdefault("warmup", 1)
         # quick: every job gets a warm-up round; full: only an experiment's first.
@@ -278,7 +290,8 @@ def main():
         qemu += e.pop("qemu", [])
     plan = {"mode": a.mode, "kernel": a.kernel, "ko": a.ko, "repo": a.repo,
             "insmod": {"disk_prefix": "vblk"}, "experiments": exps,
-            "reps": reps, "window": window, "ramp": a.ramp}
+            "reps": reps, "window": window, "ramp": a.ramp, "protocol": a.protocol,
+            "settle": 0.15}
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     for d in disks:

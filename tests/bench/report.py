@@ -463,6 +463,22 @@ def pinning_text(out):
         ", ".join(str(c) for c in sorted(pinned.values())))
 
 
+def protocol_text(plan):
+    if plan.get("protocol", "groups") == "slices":
+        return ("per job, one fio process per arm, started once and kept running; an arm not being "
+                "measured is stopped (SIGSTOP). One warm-up round, then %d measured rounds; in each "
+                "round the arms take turns in rotating order, each resumed for %g s of settling and then "
+                "measured for a %g s window, in which the guest snapshots its counters and the host reads "
+                "QEMU's CPU time. The arms of a round are measured within about a second of each other, "
+                "so the host's slow swings of speed hit them alike." % (
+                    plan["reps"], plan.get("settle", 0.15), plan["window"]))
+    return ("per job, one warm-up round (in full mode only before an experiment's first job) "
+            "then %d measured rounds; each round runs every arm once, "
+            "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
+            "snapshots its counters and the host reads QEMU's CPU time." % (
+                plan["reps"], plan["ramp"], plan["window"]))
+
+
 def md_table(header, rows):
     L = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
@@ -519,10 +535,7 @@ def main():
                                                         meta.get("ko_mtime", "?")))
     R.append("- started %s, guest wall time %s s, host: %s" % (meta.get("started", "?"),
                                                             meta.get("guest_wall_s", "?"), meta.get("host", "?")))
-    R.append("- protocol: per job, one warm-up round (in full mode only before an experiment's first job) "
-             "then %d measured rounds; each round runs every arm once, "
-             "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
-             "snapshots its counters and the host reads QEMU's CPU time." % (plan["reps"], plan["ramp"], plan["window"]))
+    R.append("- protocol: %s" % protocol_text(plan))
     R.append("- placement: %s; fio job i on guest vCPU i mod %s (cpus_allowed_policy=split)" % (
         pinning_text(out), info.get("ncpu", "?")))
     R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
@@ -598,9 +611,17 @@ def main():
                                         " ".join("%s=%s" % kv for kv in c.job["fio"].items())))
     R.append("")
     R.append("## Details\n")
-    R.append("Per arm: median [min - max] over the measured runs. Window metrics (CPU, interrupts, "
-             "doorbells, host CPU) come from the counters snapshotted at the start and end of the "
-             "measurement window; IOPS and latency (completion latency percentiles) from fio's JSON.\n")
+    if plan.get("protocol", "groups") == "slices":
+        R.append("Per arm: median [min - max] over the measured slices. IOPS, bandwidth and the window "
+                 "metrics (CPU, interrupts, doorbells, host CPU) come from the counters snapshotted at the "
+                 "start and end of each slice's window (IOPS: the disk's completed I/Os over the window). "
+                 "Latency percentiles are pooled over all of an arm's slices (one value per arm, so min = "
+                 "max), from fio's latency histogram without the I/Os that were in flight while the arm "
+                 "was stopped (listed as *left out* in guest.log).\n")
+    else:
+        R.append("Per arm: median [min - max] over the measured runs. Window metrics (CPU, interrupts, "
+                 "doorbells, host CPU) come from the counters snapshotted at the start and end of the "
+                 "measurement window; IOPS and latency (completion latency percentiles) from fio's JSON.\n")
     for c in cells:
         e = c.exp
         R.append("### %s: %s, job %s\n" % (e["name"], e.get("title", ""), c.job["name"]))

@@ -295,6 +295,28 @@ static bool op_kick(struct fstate *s)
 	return true;
 }
 
+/*
+ * Interrupt moderation after a kick (pct = a % 101): used_event may only
+ * move forward, and never past the chains the device holds.
+ */
+static bool op_delay_cb(struct fstate *s, u8 a)
+{
+	u16 before = le16_to_cpu(*fake_used_event(&s->d));
+	u16 after, last = s->r.last_used;
+
+	vblk_ring_delay_cb(&s->r, a % 101);
+	after = le16_to_cpu(*fake_used_event(&s->d));
+	if (!s->event_idx || s->r.broken || !(a % 101)) {
+		FZ_CHECK(after == before);
+		return true;
+	}
+	if (after != before) {
+		FZ_CHECK((u16)(after - last) > (u16)(before - last));
+		FZ_CHECK((u16)(after - last) < s->r.in_flight);
+	}
+	return true;
+}
+
 static void note_broken(struct fstate *s)
 {
 	if (!s->broken) {
@@ -598,6 +620,8 @@ static bool run_script(const u8 *data, size_t size)
 			break;
 		case OP_KICK:
 			ok = op_kick(s);
+			if (ok && (a & 0x80))
+				ok = op_delay_cb(s, b);
 			break;
 		case OP_GET_USED:
 			ok = op_get_used(s, a);

@@ -768,6 +768,54 @@ static bool t_cb_delayed(void)
 	return true;
 }
 
+/*
+ * Chains published after the re-arm move the threshold forward, never
+ * back, and never past what the device holds.
+ */
+static bool t_cb_delay_after_kick(void)
+{
+	struct fx *f = fx_new(16, true, true);
+	unsigned int i;
+
+	CHECK(f);
+	CHECK(vblk_ring_enable_cb_delayed(&f->r, 75));
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 0);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(req_add(f, i, 1, 1, 8, &f->tok[i]), 0);
+	vblk_ring_kick_prepare(&f->r);
+	vblk_ring_delay_cb(&f->r, 75);
+	/* 8 given, 75 %: the 6th completion (used_event 5). */
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 5);
+	/* A smaller share does not pull it back. */
+	vblk_ring_delay_cb(&f->r, 25);
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 5);
+	/* 0 leaves it as it is too. */
+	vblk_ring_delay_cb(&f->r, 0);
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 5);
+	/* At most every chain given out: 100 % is the 8th (used_event 7). */
+	vblk_ring_delay_cb(&f->r, 100);
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), 7);
+	return true;
+}
+
+/* Without EVENT_IDX there is nothing to move. */
+static bool t_cb_delay_flags(void)
+{
+	struct fx *f = fx_new(16, false, true);
+	unsigned int i;
+	u16 ue;
+
+	CHECK(f);
+	ue = le16_to_cpu(*fake_used_event(&f->d));
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(req_add(f, i, 1, 1, 8, &f->tok[i]), 0);
+	vblk_ring_kick_prepare(&f->r);
+	vblk_ring_delay_cb(&f->r, 75);
+	CHECK_EQ(le16_to_cpu(*fake_used_event(&f->d)), ue);
+	CHECK_EQ(le16_to_cpu(f->r.avail->flags), 0);
+	return true;
+}
+
 /* Without EVENT_IDX there is no threshold to set: the plain re-arm. */
 static bool t_cb_delayed_flags(void)
 {
@@ -1093,6 +1141,8 @@ int main(void)
 	RUN(t_cb_event_idx);
 	RUN(t_cb_delayed);
 	RUN(t_cb_delayed_flags);
+	RUN(t_cb_delay_after_kick);
+	RUN(t_cb_delay_flags);
 	RUN(t_errors_indirect);
 	RUN(t_errors_direct);
 	RUN(t_reclaim_indirect);
