@@ -411,6 +411,7 @@ def bs_bytes(v):
 
 
 def pgsignal(p, sig):
+    """Signal fio and anything it started (its own process group)."""
     try:
         os.killpg(p.pid, sig)
     except ProcessLookupError:
@@ -421,7 +422,9 @@ def start_arm_fio(exp, job, arm, dev, k, runtime_s):
     """One fio process (its own process group) running this arm's job for
     longer than the whole cell will take; stopped as soon as its I/O runs."""
     opts = dict(job["fio"], **arm.get("fio", {}))
-    jf = ["[global]", "direct=1", "time_based", "runtime=%ds" % runtime_s,
+    # thread: the jobs are threads of the one fio process, which SIGSTOP
+    # stops as a whole (forked job processes leave fio's process group).
+    jf = ["[global]", "thread", "direct=1", "time_based", "runtime=%ds" % runtime_s,
           "group_reporting", "norandommap", "randrepeat=0"]
     if exp.get("pin_jobs", True):
         jf += ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
