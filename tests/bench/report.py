@@ -84,6 +84,45 @@ def load_jsonl(path):
     return res
 
 
+def load_host_noise(out):
+    p = os.path.join(out, "host-noise.json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return json.load(f)
+
+
+def host_noise_text(hn):
+    if not hn or not hn.get("cpus"):
+        return None
+    return ("host speed before the boot (the same CPU loop on every host CPU at once, %g s windows, "
+            "%d windows): %s" % (hn["window_s"], hn["windows"], ", ".join(
+                "cpu%s %.1f%% sd [%.2f - %.2f]" % (c, 100 * v["rel_sd"], v["min"], v["max"])
+                for c, v in sorted(hn["cpus"].items()) if v.get("rel_sd") is not None))
+            + ("; correlation between CPUs %.2f" % hn["corr_cpu0_cpu1"]
+               if hn.get("corr_cpu0_cpu1") is not None else ""))
+
+
+def run_noise(cells):
+    """Median over cells and arms of one run's relative noise
+    (1.4826 MAD / median of IOPS)."""
+    out = []
+    for c in cells:
+        for a in c.arms:
+            xs = c.values(a["label"], "iops")
+            if len(xs) >= 3:
+                m = statistics.median(xs)
+                if m:
+                    out.append(1.4826 * statistics.median([abs(x - m) for x in xs]) / m)
+    return med(out)
+
+
+def reps_for(noise, se=0.025):
+    """Rounds per arm for which the A/A ratio of the medians has standard
+    error se, at a run noise of `noise`."""
+    return int(2 * (1.2533 * noise / se) ** 2 + 0.999)
+
+
 def load_meta(out):
     meta = {}
     p = os.path.join(out, "meta")
@@ -349,6 +388,9 @@ def terminal_summary(meta, rows, cells):
     if load:
         L.append("host cores used by other processes during the windows: median %.2f, max %.2f (of %d)"
                  % (med(load), max(load), os.cpu_count() or 0))
+    hn = host_noise_text(load_host_noise(OUT_DIR[0])) if OUT_DIR else None
+    if hn:
+        L.append(hn)
     errs = sum(r["errors"] for r in rows)
     if errs:
         L.append("runs with errors: %d (see runs.jsonl)" % errs)
@@ -502,8 +544,12 @@ def write_csv(out, runs):
                 w.writerow([r.get(k, "") for k in keys])
 
 
+OUT_DIR = []
+
+
 def main():
     out = os.path.realpath(sys.argv[1])
+    OUT_DIR.append(out)
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
     meta = load_meta(out)
@@ -585,11 +631,23 @@ def main():
         R.append("Other targets:\n")
         R += extra
         R.append("")
+    rn = run_noise(cells)
+    hn = host_noise_text(load_host_noise(out))
     if noisy:
         R.append("**A/A spread above 5%%** (the issue's goal) in %d of %d cells: %s. Ratios there are weak "
                  "evidence; rerun with more --reps or a longer --window, on a quieter host.\n" % (
                      len(noisy), len(rows), ", ".join("%s/%s %s" % (r["exp"], r["job"], spread_s(r["aa"]))
                                                       for r in noisy)))
+    else:
+        R.append("A/A spread under 5%% in all %d cells.\n" % len(rows))
+    if rn:
+        R.append("Noise of one %s in this boot (median over cells and arms of 1.4826 MAD / median of IOPS): "
+                 "%.1f%%. With it the A/A ratio of the medians of %d rounds has a standard error of about "
+                 "%.1f%%; %d rounds per job would bring that to 2.5%% (an A/A spread under 5%% in 95%% of "
+                 "cells).%s\n" % (
+                     "slice" if plan.get("protocol") == "slices" else "run", 100 * rn, plan["reps"],
+                     100 * 1.2533 * rn * (2.0 / plan["reps"]) ** 0.5, reps_for(rn),
+                     " The " + hn + "." if hn else ""))
     for p in pngs:
         R.append("![%s](%s)" % (os.path.basename(p), p))
     R.append("")

