@@ -509,7 +509,7 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
     seconds each, one after the other, do not; and fio's start-up is paid
     once per arm and job instead of once per run."""
     os.makedirs(WORK, exist_ok=True)
-    window, settle = exp["window"], exp.get("settle", 0.15)
+    window, settle = exp["window"], exp.get("settle", 0.1)
     warm, wwin = exp.get("warmup", 1), exp.get("warm_window", 1.0)
     rounds = warm + exp["reps"]
     runtime_s = int(60 + 3 * len(arms) * rounds * (window + settle + 0.5))

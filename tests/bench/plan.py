@@ -258,7 +258,7 @@ def main():
     # of window + 0.9 s; its start-up costs ~1.2 s per run.
     slices = a.protocol == "slices"
     if slices:
-        reps = a.reps or (40 if a.mode == "quick" else 24)
+        reps = a.reps or (40 if a.mode == "quick" else 26)
         window = a.window or 0.6
     else:
         reps = a.reps or (16 if a.mode == "quick" else 7)
@@ -278,7 +278,7 @@ def main():
     disks, qemu = [], ["-name virtme-ng,debug-threads=on"]
     for e in exps:
         e.setdefault("slices", slices)
-        e.setdefault("settle", 0.15)
+        e.setdefault("settle", 0.1)
         e.setdefault("reps", reps)
         e.setdefault("warmup", 1)
         # quick: every job gets a warm-up round; full: only an experiment's first.
@@ -291,7 +291,7 @@ def main():
     plan = {"mode": a.mode, "kernel": a.kernel, "ko": a.ko, "repo": a.repo,
             "insmod": {"disk_prefix": "vblk"}, "experiments": exps,
             "reps": reps, "window": window, "ramp": a.ramp, "protocol": a.protocol,
-            "settle": 0.15}
+            "settle": 0.1}
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     for d in disks:

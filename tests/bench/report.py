@@ -513,7 +513,7 @@ def protocol_text(plan):
                 "measured for a %g s window, in which the guest snapshots its counters and the host reads "
                 "QEMU's CPU time. The arms of a round are measured within about a second of each other, "
                 "so the host's slow swings of speed hit them alike." % (
-                    plan["reps"], plan.get("settle", 0.15), plan["window"]))
+                    plan["reps"], plan.get("settle", 0.1), plan["window"]))
     return ("per job, one warm-up round (in full mode only before an experiment's first job) "
             "then %d measured rounds; each round runs every arm once, "
             "in rotating order; each run: fio ramp %g s, then a %g s measurement window in which the guest "
