@@ -27,18 +27,25 @@ module_param_named(notify_in_lock, vblk_notify_in_lock, bool, 0644);
 MODULE_PARM_DESC(notify_in_lock,
 		 "Write the doorbell before dropping the queue lock (seed 000 A/B; default 0)");
 
-unsigned int vblk_irq_coalesce;
-static int vblk_set_percent(const char *val, const struct kernel_param *kp)
+/* A uint parameter that takes only lo..hi; a bad value keeps the old one. */
+static int vblk_set_uint_range(const char *val, const struct kernel_param *kp,
+			       unsigned int lo, unsigned int hi)
 {
 	unsigned int v;
 	int err = kstrtouint(val, 0, &v);
 
 	if (err)
 		return err;
-	if (v > 100)
+	if (v < lo || v > hi)
 		return -EINVAL;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
+}
+
+unsigned int vblk_irq_coalesce;
+static int vblk_set_percent(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, 100);
 }
 
 static const struct kernel_param_ops vblk_percent_ops = {
@@ -47,20 +54,12 @@ static const struct kernel_param_ops vblk_percent_ops = {
 };
 module_param_cb(irq_coalesce, &vblk_percent_ops, &vblk_irq_coalesce, 0644);
 MODULE_PARM_DESC(irq_coalesce,
-		 "With EVENT_IDX, the next interrupt waits until this percentage of the requests the device holds came back, 0..100 (0 = the first one; default 0; read at every re-arm)");
+		 "With EVENT_IDX, the next interrupt waits until this percentage of the requests the device holds came back, 0..100 (0 = the first one; default 0; read at every re-arm and kick)");
 
 unsigned int vblk_poll_budget = 64;
 static int vblk_set_budget(const char *val, const struct kernel_param *kp)
 {
-	unsigned int v;
-	int err = kstrtouint(val, 0, &v);
-
-	if (err)
-		return err;
-	if (v < 1 || v > 4096)
-		return -EINVAL;
-	*(unsigned int *)kp->arg = v;
-	return 0;
+	return vblk_set_uint_range(val, kp, 1, 4096);
 }
 
 static const struct kernel_param_ops vblk_budget_ops = {
