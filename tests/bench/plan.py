@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """vblk benchmark: the plan (which disks, which experiments, which fio jobs).
 
-    plan.py --mode quick|full [--protocol slices|groups] [--reps N] [--window S]
+    plan.py --mode quick|full [--protocol slices|groups] [--clock real|icount]
+            [--reps N] [--window S]
             [--only EXP,...] OUT
 
 Writes OUT/plan.json (read by the guest, tests/bench/guest_bench.py, and by
@@ -43,6 +44,7 @@ JOB_TEXT = {
 }
 
 NULL = "null,size=8G"
+ICOUNT = "-icount shift=3,align=off,sleep=off"
 FILE = "size=8G,cache=none,aio=native"
 
 
@@ -243,6 +245,7 @@ def main():
     ap.add_argument("--window", type=float)
     ap.add_argument("--ramp", type=float, default=0.5)
     ap.add_argument("--protocol", choices=["slices", "groups"], default="slices")
+    ap.add_argument("--clock", choices=["real", "icount"], default="real")
     ap.add_argument("--only", default="")
     ap.add_argument("--ko", required=True)
     ap.add_argument("--repo", required=True)
@@ -276,6 +279,11 @@ def main():
         exps = [e for e in exps if e["name"] in keep]
     # Thread names (CPU n/TCG, IO <id>) let the host sampler split QEMU's time.
     disks, qemu = [], ["-name virtme-ng,debug-threads=on"]
+    # icount: the guest's clock advances 8 ns per guest instruction, whatever
+    # the host's speed (which swings 15-20 % from one half second to the
+    # next on the lab hosts); vCPUs then run one at a time in one thread.
+    if a.clock == "icount":
+        qemu.append(ICOUNT)
     for e in exps:
         e.setdefault("slices", slices)
         e.setdefault("settle", 0.1)
@@ -291,6 +299,7 @@ def main():
     plan = {"mode": a.mode, "kernel": a.kernel, "ko": a.ko, "repo": a.repo,
             "insmod": {"disk_prefix": "vblk"}, "experiments": exps,
             "reps": reps, "window": window, "ramp": a.ramp, "protocol": a.protocol,
+            "clock": a.clock, "icount": ICOUNT if a.clock == "icount" else None,
             "settle": 0.1}
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)

@@ -361,6 +361,8 @@ def terminal_summary(meta, rows, cells):
     L = []
     L.append("vblk bench (%s, kernel %s, git %s): ratio = test/base of the medians; A/A = |control/base - 1|;"
              % (meta.get("mode", "?"), meta.get("kernel", "?"), meta.get("git", "?")))
+    if PLAN and PLAN[0].get("clock") == "icount":
+        L.append("clock: icount (guest time = guest instructions x 8 ns; rates per guest second)")
     L.append("2sigma = expected noise of the ratio from the runs' dispersion; a verdict needs a difference "
              "outside A/A, 2sigma and 2%;")
     L.append("per-round = median of the per-round ratios; * = the two estimates disagree; "
@@ -545,6 +547,7 @@ def write_csv(out, runs):
 
 
 OUT_DIR = []
+PLAN = []
 
 
 def main():
@@ -552,6 +555,7 @@ def main():
     OUT_DIR.append(out)
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
+    PLAN.append(plan)
     meta = load_meta(out)
     runs = load_jsonl(os.path.join(out, "runs.jsonl"))
     marks = load_jsonl(os.path.join(out, "host-markers.jsonl"))
@@ -582,6 +586,13 @@ def main():
     R.append("- started %s, guest wall time %s s, host: %s" % (meta.get("started", "?"),
                                                             meta.get("guest_wall_s", "?"), meta.get("host", "?")))
     R.append("- protocol: %s" % protocol_text(plan))
+    if plan.get("clock") == "icount":
+        R.append("- clock: **icount** (QEMU `%s`): the guest's clock counts its own instructions, "
+                 "8 ns each, so IOPS, latency and CPU shares are per guest second: they measure guest "
+                 "instructions per I/O, independent of the host's speed. Work the host does outside the "
+                 "guest's instructions (emulating the device, waiting for QEMU's big lock) takes no guest "
+                 "time; *host CPU/IO* still counts it. The vCPUs run one at a time in one host "
+                 "thread." % plan.get("icount"))
     R.append("- placement: %s; fio job i on guest vCPU i mod %s (cpus_allowed_policy=split)" % (
         pinning_text(out), info.get("ncpu", "?")))
     R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
