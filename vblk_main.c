@@ -801,6 +801,41 @@ static ssize_t counters_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(counters);
 
+/*
+ * One line per queue: the driver's ring indices and the shared ones, so
+ * that a queue whose requests hang can be read (was the device told, did
+ * it answer, is the interrupt asked for).
+ */
+static ssize_t rings_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	struct vblk_ring_state st;
+	unsigned long flags;
+	unsigned int i;
+	int len;
+
+	len = sysfs_emit(buf, "%s %s %s\n",
+			 "queue avail_idx kick_idx shared_avail avail_event",
+			 "used_idx last_used used_event in_flight num_free",
+			 "used_flags broken");
+	for (i = 0; i < vb->nr_queues; i++) {
+		struct vblk_queue *q = &vb->queues[i];
+
+		spin_lock_irqsave(&q->lock, flags);
+		vblk_ring_state(&q->ring, &st);
+		spin_unlock_irqrestore(&q->lock, flags);
+		len += sysfs_emit_at(buf, len,
+				     "%u %u %u %u %u %u %u %u %u %u %#x %d\n", i,
+				     st.avail_idx, st.kick_idx, st.shared_avail_idx,
+				     st.avail_event, st.used_idx, st.last_used,
+				     st.used_event, st.in_flight, st.num_free,
+				     st.used_flags, st.broken);
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(rings);
+
 static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -821,6 +856,7 @@ static DEVICE_ATTR_RO(config);
 static struct attribute *vblk_attrs[] = {
 	&dev_attr_counters.attr,
 	&dev_attr_config.attr,
+	&dev_attr_rings.attr,
 	NULL,
 };
 

@@ -520,6 +520,21 @@ void vblk_ring_delay_cb(struct vblk_ring *r, unsigned int pct)
 			   cpu_to_le16(r->last_used + wait - 1));
 }
 
+void vblk_ring_state(struct vblk_ring *r, struct vblk_ring_state *st)
+{
+	st->avail_idx = r->avail_idx;
+	st->kick_idx = r->kick_idx;
+	st->last_used = r->last_used;
+	st->in_flight = r->in_flight;
+	st->num_free = r->num_free;
+	st->shared_avail_idx = le16_to_cpu(READ_ONCE(r->avail->idx));
+	st->used_idx = vblk_used_idx(r);
+	st->avail_event = le16_to_cpu(READ_ONCE(*vblk_avail_event(r)));
+	st->used_event = le16_to_cpu(READ_ONCE(*vblk_used_event(r)));
+	st->used_flags = le16_to_cpu(READ_ONCE(r->used->flags));
+	st->broken = r->broken;
+}
+
 /*
  * After a device reset nothing is in flight any more. The 16-bit indices
  * (avail_idx, last_used, kick_idx) still hold the old ring's positions

@@ -123,6 +123,23 @@ struct vblk_ring {
 	u32 err_val;		/* the offending value, for the report */
 };
 
+/*
+ * A queue's indices as the driver keeps them and as they stand in shared
+ * memory, for reading a stuck queue (vblk/rings): taken under the caller's
+ * lock, device-written values read once each.
+ */
+struct vblk_ring_state {
+	u16 avail_idx, kick_idx, last_used, in_flight, num_free;
+	u16 shared_avail_idx;	/* avail->idx as published */
+	u16 used_idx;		/* written by the device */
+	u16 avail_event;	/* written by the device (EVENT_IDX) */
+	u16 used_event;		/* written by the driver (EVENT_IDX) */
+	u16 used_flags;		/* written by the device */
+	bool broken;
+};
+
+void vblk_ring_state(struct vblk_ring *r, struct vblk_ring_state *st);
+
 /* Bytes of ring memory for num entries (desc, avail, used, 16-byte aligned). */
 size_t vblk_ring_mem_size(unsigned int num);
 

@@ -78,6 +78,17 @@ check_counters() {
 	if [ "$polled" = 0 ]; then
 		[ "$irqs" -gt 0 ] || fail "$d: I/O completed without interrupts"
 	fi
+	check_rings "$d"
+}
+
+# With the I/O done, every queue must be idle and its indices agree: all
+# that was added was published, the device answered all of it, and the
+# driver harvested every answer (vblk/rings).
+check_rings() {
+	local bad
+	bad=$(awk 'NR > 1 && ($2 != $3 || $2 != $4 || $6 != $7 || $9 != 0 || $12 != 0)' \
+		"/sys/block/$1/vblk/rings")
+	[ -z "$bad" ] || fail "$1: a queue is not idle after its I/O: $(head -1 "/sys/block/$1/vblk/rings") / $bad"
 }
 
 reset_counters() { echo 1 >"/sys/block/$1/vblk/counters"; }
