@@ -499,6 +499,24 @@ def pooled_latency(job_json, cutoff_ns):
     return res
 
 
+_stuck_seen = set()
+
+
+def stuck_report(dev):
+    """The first time a disk completes nothing in a window, log what its
+    queues look like (vblk/rings, vblk/counters, the block layer's inflight
+    count), so that a hang can be told from a slow device."""
+    if dev in _stuck_seen:
+        return
+    _stuck_seen.add(dev)
+    log("!! %s completed nothing in a window; inflight %s" % (
+        dev, rd("/sys/block/%s/inflight" % dev).strip()))
+    for f in ("rings", "counters"):
+        txt = rd("/sys/block/%s/vblk/%s" % (dev, f))
+        if txt:
+            log("!! %s vblk/%s:\n%s" % (dev, f, txt.rstrip()))
+
+
 def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
     """All rounds of one fio job of one experiment as slices: every arm has
     its own fio process, started once and then stopped (SIGSTOP on its
@@ -548,6 +566,7 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
                     rec["bw_kib"] = rec["win_iops"] * bs_bytes(job["fio"].get("bs", "4k")) / 1024
                     if not rec["win_ios"]:
                         rec["error"] = "no I/O completed in the window"
+                        stuck_report(dev)
                 rec["elapsed_s"] = time.monotonic() - t_all
                 recs.append(rec)
                 progress(n, total, rec)
