@@ -421,15 +421,15 @@ static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
 
-	if (!atomic_read(&q->vb->broken)) {
-		vblk_queue_harvest(q, q->ring.num, NULL);
-		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
-			return BLK_EH_DONE;
-	}
-	if (!atomic_read(&q->vb->broken))
-		dev_warn_ratelimited(vblk_dev_of(q->vb),
-				     "queue %u tag %d: no answer from the device yet\n",
-				     q->index, rq->tag);
+	/* A broken device's requests are failed by vblk_device_failed(). */
+	if (atomic_read(&q->vb->broken))
+		return BLK_EH_RESET_TIMER;
+	vblk_queue_harvest(q, q->ring.num, NULL);
+	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+		return BLK_EH_DONE;
+	dev_warn_ratelimited(vblk_dev_of(q->vb),
+			     "queue %u tag %d: no answer from the device yet\n",
+			     q->index, rq->tag);
 	return BLK_EH_RESET_TIMER;
 }
 

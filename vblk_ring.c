@@ -477,6 +477,14 @@ static u16 vblk_ring_given(struct vblk_ring *r)
 	return given < r->in_flight ? given : r->in_flight;
 }
 
+/* pct percent (capped at 100) of the chains given out, rounded down. */
+static u16 vblk_ring_coalesce_wait(struct vblk_ring *r, unsigned int pct)
+{
+	if (pct > 100)
+		pct = 100;
+	return (u32)vblk_ring_given(r) * pct / 100;
+}
+
 bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct)
 {
 	u16 wait;
@@ -488,9 +496,7 @@ bool vblk_ring_enable_cb_delayed(struct vblk_ring *r, unsigned int pct)
 	 * They all come back eventually, so the interrupt is only late, never
 	 * lost; with at most one chain out this is vblk_ring_enable_cb().
 	 */
-	if (pct > 100)
-		pct = 100;
-	wait = (u32)vblk_ring_given(r) * pct / 100;
+	wait = vblk_ring_coalesce_wait(r, pct);
 	return vblk_ring_arm_event(r, wait ? wait : 1);
 }
 
@@ -509,9 +515,7 @@ void vblk_ring_delay_cb(struct vblk_ring *r, unsigned int pct)
 
 	if (!r->event_idx || !pct || r->broken)
 		return;
-	if (pct > 100)
-		pct = 100;
-	wait = (u32)vblk_ring_given(r) * pct / 100;
+	wait = vblk_ring_coalesce_wait(r, pct);
 	if (!wait)
 		return;
 	cur = le16_to_cpu(READ_ONCE(*vblk_used_event(r))) - r->last_used;
