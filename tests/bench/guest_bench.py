@@ -283,6 +283,44 @@ WORK = "/dev/shm/vblkbench"
 SLACK = 0.9  # seconds fio runs past the measurement window (sleeps overshoot under load)
 
 
+def run_id(exp, job, rep, label):
+    """The id of one run (slice) in runs.jsonl and in the host markers."""
+    return "%s.%s.r%d.%s" % (exp["name"], job["name"], rep,
+                             re.sub(r"[^A-Za-z0-9_#.+-]", "_", label))
+
+
+def fio_pin_lines(exp):
+    """Job i runs on vCPU i mod n, so every run of an arm places its jobs
+    (and, through the queue mapping, its interrupts) the same way."""
+    if not exp.get("pin_jobs", True):
+        return []
+    return ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
+
+
+def fio_opt_lines(job, arm):
+    """The job's fio options with the arm's own on top (None: a flag)."""
+    opts = dict(job["fio"], **arm.get("fio", {}))
+    return ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
+
+
+def write_jobfile(name, lines):
+    """Write a fio job file into WORK, keep a copy in OUT/fio; returns the
+    job file's path and the path for fio's JSON output."""
+    jpath = os.path.join(WORK, name + ".fio")
+    with open(jpath, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    fdir = os.path.join(OUT, "fio")
+    os.makedirs(fdir, exist_ok=True)
+    shutil.copy(jpath, os.path.join(fdir, os.path.basename(jpath)))
+    return jpath, os.path.join(fdir, name + ".json")
+
+
+def set_params(arm):
+    """The arm's run-time vblk parameters."""
+    for k, v in arm.get("set", {}).items():
+        wr(os.path.join(PARAMS, k), v)
+
+
 def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     """All rounds of one fio job of one experiment, in ONE fio process: every
     run is a group of its own (stonewall), so that fio's start-up (slow in
@@ -298,19 +336,13 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
     for r in range(warm + exp["reps"]):
         k = r % len(arms)
         for arm in arms[k:] + arms[:k]:
-            rid = "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm,
-                                    re.sub(r"[^A-Za-z0-9_#.+-]", "_", arm["label"]))
-            groups.append({"rid": rid, "arm": arm, "dev": devs[arm["label"]],
+            groups.append({"rid": run_id(exp, job, r - warm, arm["label"]), "arm": arm, "dev": devs[arm["label"]],
                            "rep": r - warm, "record": r >= warm,
                            "window": window if r >= warm else wwin})
     cur = os.path.join(WORK, "cur")
     wr(cur, "-")
     jf = ["[global]", "direct=1", "time_based", "ramp_time=%dms" % round(ramp * 1000), "group_reporting",
-          "norandommap", "randrepeat=0"]
-    if exp.get("pin_jobs", True):
-        # Job i runs on vCPU i mod n, so every run of an arm places its jobs
-        # (and, through the queue mapping, its interrupts) the same way.
-        jf += ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
+          "norandommap", "randrepeat=0"] + fio_pin_lines(exp)
     for g, gr in enumerate(groups):
         pre = os.path.join(WORK, "pre%d.sh" % g)
         with open(pre, "w") as f:
@@ -319,17 +351,10 @@ def run_job(exp, job, arms, devs, first_n, total, runs_out, t_all):
                 f.write("echo %s > %s/%s\n" % (v, PARAMS, k))
             f.write("echo %d > %s\n" % (g, cur))
         os.chmod(pre, 0o755)
-        opts = dict(job["fio"], **gr["arm"].get("fio", {}))
         jf += ["", "[g%d]" % g, "stonewall", "new_group", "filename=/dev/%s" % gr["dev"],
                "runtime=%dms" % round((gr["window"] + SLACK) * 1000), "exec_prerun=%s" % pre]
-        jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
-    jpath = os.path.join(WORK, "%s.%s.fio" % (exp["name"], job["name"]))
-    with open(jpath, "w") as f:
-        f.write("\n".join(jf) + "\n")
-    fdir = os.path.join(OUT, "fio")
-    os.makedirs(fdir, exist_ok=True)
-    outfile = os.path.join(fdir, "%s.%s.json" % (exp["name"], job["name"]))
-    shutil.copy(jpath, os.path.join(fdir, os.path.basename(jpath)))
+        jf += fio_opt_lines(job, gr["arm"])
+    jpath, outfile = write_jobfile("%s.%s" % (exp["name"], job["name"]), jf)
     t_start = time.monotonic()
     p = subprocess.Popen(["fio", "--output-format=json", "--output=%s" % outfile, jpath],
                          cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -421,25 +446,13 @@ def pgsignal(p, sig):
 def start_arm_fio(exp, job, arm, dev, k, runtime_s):
     """One fio process (its own process group) running this arm's job for
     longer than the whole cell will take; stopped as soon as its I/O runs."""
-    opts = dict(job["fio"], **arm.get("fio", {}))
     # thread: the jobs are threads of the one fio process, which SIGSTOP
     # stops as a whole (forked job processes leave fio's process group).
     jf = ["[global]", "thread", "direct=1", "time_based", "runtime=%ds" % runtime_s,
-          "group_reporting", "norandommap", "randrepeat=0"]
-    if exp.get("pin_jobs", True):
-        jf += ["cpus_allowed=0-%d" % ((os.cpu_count() or 1) - 1), "cpus_allowed_policy=split"]
-    jf += ["", "[a%d]" % k, "filename=/dev/%s" % dev]
-    jf += ["%s=%s" % kv if kv[1] is not None else kv[0] for kv in opts.items()]
-    base = "%s.%s.a%d" % (exp["name"], job["name"], k)
-    jpath = os.path.join(WORK, base + ".fio")
-    with open(jpath, "w") as f:
-        f.write("\n".join(jf) + "\n")
-    fdir = os.path.join(OUT, "fio")
-    os.makedirs(fdir, exist_ok=True)
-    shutil.copy(jpath, os.path.join(fdir, os.path.basename(jpath)))
-    outfile = os.path.join(fdir, base + ".json")
-    for kk, v in arm.get("set", {}).items():
-        wr(os.path.join(PARAMS, kk), v)
+          "group_reporting", "norandommap", "randrepeat=0"] + fio_pin_lines(exp)
+    jf += ["", "[a%d]" % k, "filename=/dev/%s" % dev] + fio_opt_lines(job, arm)
+    jpath, outfile = write_jobfile("%s.%s.a%d" % (exp["name"], job["name"], k), jf)
+    set_params(arm)
     st0 = read_diskstat(dev)["ios"]
     p = subprocess.Popen(["fio", "--output-format=json+", "--output=%s" % outfile, jpath],
                          cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -543,16 +556,14 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
             for arm in arms[k:] + arms[:k]:
                 label, dev, p = arm["label"], devs[arm["label"]], procs[arm["label"]]
                 n += 1
-                rec = {"id": "%s.%s.r%d.%s" % (exp["name"], job["name"], r - warm,
-                                               re.sub(r"[^A-Za-z0-9_#.+-]", "_", label)),
+                rec = {"id": run_id(exp, job, r - warm, label),
                        "exp": exp["name"], "job": job["name"], "arm": label, "dev": dev,
                        "driver": driver_of(dev), "record": r >= warm, "rep": r - warm,
                        "slice": True, "fio_json": os.path.basename(outs[label])}
                 if p.poll() is not None:
                     rec["error"] = "fio exited early (exit %s)" % p.returncode
                 else:
-                    for kk, v in arm.get("set", {}).items():
-                        wr(os.path.join(PARAMS, kk), v)
+                    set_params(arm)
                     pgsignal(p, signal.SIGCONT)
                     time.sleep(settle)
                     s0 = snapshot(dev)
