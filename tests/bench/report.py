@@ -59,14 +59,20 @@ def noise_of(aa, sig=None):
     return max(n, NOISE_FLOOR)
 
 
-def rel_se(xs):
+def rel_noise(xs):
+    """One run's relative noise: 1.4826 MAD / median (None for < 3 runs)."""
     if len(xs) < 3:
         return None
     m = statistics.median(xs)
     if not m:
         return None
-    mad = statistics.median([abs(x - m) for x in xs])
-    return 1.2533 * 1.4826 * mad / abs(m) / len(xs) ** 0.5
+    return 1.4826 * statistics.median([abs(x - m) for x in xs]) / abs(m)
+
+
+def rel_se(xs):
+    """Relative standard error of the median of xs."""
+    rn = rel_noise(xs)
+    return None if rn is None else 1.2533 * rn / len(xs) ** 0.5
 
 
 def load_jsonl(path):
@@ -109,11 +115,9 @@ def run_noise(cells):
     out = []
     for c in cells:
         for a in c.arms:
-            xs = c.values(a["label"], "iops")
-            if len(xs) >= 3:
-                m = statistics.median(xs)
-                if m:
-                    out.append(1.4826 * statistics.median([abs(x - m) for x in xs]) / m)
+            rn = rel_noise(c.values(a["label"], "iops"))
+            if rn is not None:
+                out.append(rn)
     return med(out)
 
 
