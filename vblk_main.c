@@ -744,6 +744,8 @@ static void vblk_sum_stats(struct vblk_dev *vb, struct vblk_stats *sum)
 		sum->irqs += READ_ONCE(s->irqs);
 		sum->spurious += READ_ONCE(s->spurious);
 		sum->polls += READ_ONCE(s->polls);
+		sum->rescued += READ_ONCE(s->rescued);
+		sum->rekicks += READ_ONCE(s->rekicks);
 	}
 }
 
@@ -751,9 +753,10 @@ static int vblk_emit_stats(char *buf, int len, const char *name,
 			   const struct vblk_stats *s)
 {
 	return len + sysfs_emit_at(buf, len,
-		"%-6s %12llu %12llu %12llu %12llu %9llu %9llu %12llu %12llu %12llu\n",
+		"%-6s %12llu %12llu %12llu %12llu %9llu %9llu %12llu %12llu %12llu %8llu %8llu\n",
 		name, s->requests, s->doorbells, s->suppressed, s->completions,
-		s->max_batch, s->ring_full, s->irqs, s->spurious, s->polls);
+		s->max_batch, s->ring_full, s->irqs, s->spurious, s->polls,
+		s->rescued, s->rekicks);
 }
 
 /* One line per queue and a total; writing anything resets them all. */
@@ -766,10 +769,10 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	unsigned int i;
 	int len;
 
-	len = sysfs_emit(buf, "%-6s %12s %12s %12s %12s %9s %9s %12s %12s %12s\n",
+	len = sysfs_emit(buf, "%-6s %12s %12s %12s %12s %9s %9s %12s %12s %12s %8s %8s\n",
 			 "queue", "requests", "doorbells", "suppressed",
 			 "completions", "max_batch", "ring_full", "irqs",
-			 "spurious", "polls");
+			 "spurious", "polls", "rescued", "rekicks");
 	for (i = 0; i < vb->nr_queues; i++) {
 		snprintf(name, sizeof(name), "%u", i);
 		len = vblk_emit_stats(buf, len, name, &vb->queues[i].stats);
@@ -836,6 +839,41 @@ static ssize_t rings_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(rings);
 
+/*
+ * Test hook: "irq N" ignores the next N queue interrupts, "kick N" leaves
+ * the next N doorbells unwritten (N <= VBLK_LOSE_MAX; 0 cancels). The
+ * requests they concern wait for the request timeout, which recovers them.
+ */
+#define VBLK_LOSE_MAX	1000
+
+static ssize_t lose_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+
+	return sysfs_emit(buf, "irq %d\nkick %d\n", atomic_read(&vb->lose_irqs),
+			  atomic_read(&vb->lose_kicks));
+}
+
+static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
+			  const char *buf, size_t count)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	char what[8];
+	unsigned int n;
+
+	if (sscanf(buf, "%7s %u", what, &n) != 2 || n > VBLK_LOSE_MAX)
+		return -EINVAL;
+	if (!strcmp(what, "irq"))
+		atomic_set(&vb->lose_irqs, n);
+	else if (!strcmp(what, "kick"))
+		atomic_set(&vb->lose_kicks, n);
+	else
+		return -EINVAL;
+	return count;
+}
+static DEVICE_ATTR_RW(lose);
+
 static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -857,6 +895,7 @@ static struct attribute *vblk_attrs[] = {
 	&dev_attr_counters.attr,
 	&dev_attr_config.attr,
 	&dev_attr_rings.attr,
+	&dev_attr_lose.attr,
 	NULL,
 };
 

@@ -415,20 +415,26 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
  *
  * First look at the ring: the answer may be there with its interrupt
  * still held back (irq_coalesce waits for requests that the device may
- * never finish) or lost. What the harvest finds is completed here.
+ * never finish) or lost. What the harvest finds is completed here. A
+ * request still unanswered gets its doorbell again, in case that was lost.
  */
 static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
+	struct device *dev = vblk_dev_of(q->vb);
+	int found;
 
 	/* A broken device's requests are failed by vblk_device_failed(). */
 	if (atomic_read(&q->vb->broken))
 		return BLK_EH_RESET_TIMER;
-	vblk_queue_harvest(q, q->ring.num, NULL);
+	found = vblk_queue_recover(q);
+	if (found)
+		dev_warn_ratelimited(dev, "queue %u: %d answers found without their interrupt\n",
+				     q->index, found);
 	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 		return BLK_EH_DONE;
-	dev_warn_ratelimited(vblk_dev_of(q->vb),
-			     "queue %u tag %d: no answer from the device yet\n",
+	vblk_queue_rekick(q);
+	dev_warn_ratelimited(dev, "queue %u tag %d: no answer from the device yet, doorbell rung again\n",
 			     q->index, rq->tag);
 	return BLK_EH_RESET_TIMER;
 }

@@ -21,6 +21,12 @@
 /* Harvest at most this many used elements per lock hold. */
 #define VBLK_HARVEST_BATCH	32
 
+/* Test hook (vblk/lose): use up one of *n if any is left. */
+static bool vblk_lose_one(atomic_t *n)
+{
+	return unlikely(atomic_read(n)) && atomic_dec_if_positive(n) >= 0;
+}
+
 /*
  * The doorbell: the device learns which queue has news from the value.
  * A posted MMIO write, but under a hypervisor it is a VM exit, which is why
@@ -28,6 +34,8 @@
  */
 void vblk_notify(struct vblk_queue *q)
 {
+	if (vblk_lose_one(&q->vb->lose_kicks))
+		return;
 	iowrite16(q->index, q->doorbell);
 }
 
@@ -160,6 +168,50 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget,
 	return vblk_queue_drain(q, budget, iob, false, &idle);
 }
 
+/*
+ * The request timeout's harvest. What it finds had its interrupt held back
+ * (irq_coalesce) or lost, and the interrupt is re-armed as the handler
+ * would: a harvest that moved last_used past used_event without re-arming
+ * would leave the device no index to interrupt at until the 16-bit index
+ * wrapped, and every later request would wait for a timeout too.
+ */
+int vblk_queue_recover(struct vblk_queue *q)
+{
+	unsigned long flags;
+	bool idle = true;
+	int done;
+
+	if (q->polled)
+		done = vblk_queue_harvest(q, q->ring.num, NULL);
+	else
+		done = vblk_queue_drain(q, q->ring.num, NULL, true, &idle);
+	if (!idle)
+		irq_poll_sched(&q->iop);
+	if (done) {
+		spin_lock_irqsave(&q->lock, flags);
+		q->stats.rescued += done;
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+	return done;
+}
+
+/*
+ * The request timeout's doorbell, for a request still unanswered. A
+ * doorbell the device missed leaves it unaware of the new requests, and
+ * as its avail_event then stays behind, kick_prepare suppresses every
+ * later doorbell as well. A doorbell is always allowed; one too many only
+ * makes the device look at an avail ring it has already seen.
+ */
+void vblk_queue_rekick(struct vblk_queue *q)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	q->stats.rekicks++;
+	spin_unlock_irqrestore(&q->lock, flags);
+	vblk_notify(q);
+}
+
 static bool vblk_queue_rearm(struct vblk_queue *q)
 {
 	unsigned long flags;
@@ -249,6 +301,8 @@ static int vblk_irq_poll(struct irq_poll *iop, int budget)
  */
 static void vblk_queue_interrupt(struct vblk_queue *q)
 {
+	if (vblk_lose_one(&q->vb->lose_irqs))
+		return;
 	q->stats.irqs++;
 	if (q->softirq)
 		vblk_complete_softirq(q);

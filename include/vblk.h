@@ -93,6 +93,8 @@ struct vblk_stats {
 	u64 irqs;		/* interrupts that served this queue */
 	u64 spurious;		/* ... and found nothing to do */
 	u64 polls;		/* irq_poll runs */
+	u64 rescued;		/* answers the request timeout harvested */
+	u64 rekicks;		/* doorbells the request timeout rang again */
 };
 
 /*
@@ -172,6 +174,14 @@ struct vblk_dev {
 	bool live;			/* disk added, until remove starts */
 	u64 config_irqs;
 	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
+
+	/*
+	 * Test hooks (vblk/lose): this many of the next queue interrupts are
+	 * ignored, or doorbells left unwritten, so that the request
+	 * timeout's recovery can be exercised. Zero outside tests.
+	 */
+	atomic_t lose_irqs;
+	atomic_t lose_kicks;
 };
 
 static inline struct device *vblk_dev_of(struct vblk_dev *vb)
@@ -215,6 +225,8 @@ void vblk_queue_init_completion(struct vblk_queue *q);
 void vblk_queue_stop_completion(struct vblk_queue *q);
 int vblk_queue_harvest(struct vblk_queue *q, int budget,
 		       struct io_comp_batch *iob);
+int vblk_queue_recover(struct vblk_queue *q);
+void vblk_queue_rekick(struct vblk_queue *q);
 
 /* vblk_mq.c: blk-mq */
 extern const struct blk_mq_ops vblk_mq_ops;

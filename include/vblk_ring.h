@@ -30,8 +30,22 @@
  * The device is another CPU (the host) that reads and writes our memory
  * coherently: SMP-strength barriers suffice, as for every virtio device
  * without VIRTIO_F_ORDER_PLATFORM.
+ *
+ * Except for the full barrier on x86, used where a ring store is followed
+ * by a load of what the device wrote (the doorbell and re-arm decisions).
+ * virt_mb() is a locked add there, and QEMU's TCG turns a locked
+ * instruction into a plain load and store when all vCPUs share one host
+ * thread (a single vCPU, or -icount): the store can then pass the load on
+ * the host, the device emulation in its own thread misses it too, and a
+ * doorbell or an interrupt is lost for good. TCG always turns mfence into
+ * a host barrier. On hardware and under KVM mfence costs a few cycles more
+ * than a locked add, at most twice per batch of requests.
  */
+#ifdef CONFIG_X86
+#define vblk_mb()	mb()		/* mfence: see above */
+#else
 #define vblk_mb()	virt_mb()	/* order ring stores vs later loads */
+#endif
 #define vblk_rmb()	virt_rmb()	/* used idx before used elements */
 #define vblk_wmb()	virt_wmb()	/* avail entries before avail idx */
 #else

@@ -245,6 +245,40 @@ case_coalesce() {
 	setparam irq_coalesce 0
 }
 
+# A lost interrupt and a lost doorbell (vblk/lose drops one) cost the
+# request they concern one request timeout, and nothing after it: the
+# timeout harvests the answer and re-arms the interrupt, or rings the
+# doorbell again. Had the timeout not re-armed, the device would raise no
+# interrupt for the later requests either, and each would wait for a
+# timeout of its own (the rescued count would keep growing).
+case_lost_wakeups() {
+	local d what col t0 n
+	d=$(rebind_vblk vmq1)
+	! echo "irq 1001" >"/sys/block/$d/vblk/lose" 2>/dev/null || fail "vblk/lose took 1001"
+	! echo "doorbell 1" >"/sys/block/$d/vblk/lose" 2>/dev/null || fail "vblk/lose took 'doorbell'"
+	read1 "/sys/block/$d/queue/io_timeout"
+	t0=$REPLY
+	echo 2000 >"/sys/block/$d/queue/io_timeout"
+	for what in irq kick; do
+		[ $what = irq ] && col=rescued || col=rekicks
+		reset_counters "$d"
+		echo "$what 1" >"/sys/block/$d/vblk/lose"
+		dd if="/dev/$d" of=/dev/null bs=4k count=1 iflag=direct status=none ||
+			fail "a read with its $what lost failed"
+		[ "$(sed -n "s/^$what //p" "/sys/block/$d/vblk/lose")" = 0 ] ||
+			fail "the read's $what was not lost"
+		snap_counters "$d"
+		n=$(vcount "$d" total "$col")
+		[ "$n" -ge 1 ] || fail "lost $what: the timeout did not recover the read ($col $n)"
+		fio_verify "/dev/$d" 16 1 4m
+		check_counters "$d"
+		[ "$(vcount "$d" total "$col")" = "$n" ] ||
+			fail "after a lost $what, later requests needed the timeout too ($col $n -> $(vcount "$d" total "$col"))"
+		step "lost $what: recovered by the timeout, then $(vcount "$d" total requests) requests without it"
+	done
+	echo "$t0" >"/sys/block/$d/queue/io_timeout"
+}
+
 # A mode the device cannot give (three MSI-X vectors from a device with two)
 # fails the probe with a clear message and unwinds fully: the device then
 # binds in a mode it can give, and no disk is left behind in between.
@@ -368,6 +402,7 @@ main() {
 	run_case "ring full and requeue (vq16)" case_ring_full
 	run_case "notify_in_lock flipped under I/O" case_notify_flip
 	run_case "interrupt moderation (irq_coalesce)" case_coalesce
+	run_case "lost interrupt and lost doorbell recovered" case_lost_wakeups
 	run_case "poll queue without interrupts" case_poll_queue
 	if [ "$QUICK" = 0 ]; then
 		run_case "forced irq and completion modes" case_modes
