@@ -260,14 +260,12 @@ def main():
     # groups (the older protocol): one fio group per run, 0.5 s ramp, runs
     # of window + 0.9 s; its start-up costs ~1.2 s per run.
     slices = a.protocol == "slices"
-    # icount slices vary ~1 % instead of ~15 %: 30 / 20 rounds gave A/A
-    # spreads of 0.1-2.9 % (2026-12-03) and fit the 8 / 30 minute budgets.
-    icount = a.clock == "icount"
-    if slices and icount:
-        reps = a.reps or (30 if a.mode == "quick" else 20)
-        window = a.window or 0.6
-    elif slices:
-        reps = a.reps or (40 if a.mode == "quick" else 26)
+    # icount slices vary ~1 % instead of ~15 %: in two full boots
+    # (2026-12-03) the A/A spread was under 3 % in 37 of 38 cells (8.3 % in
+    # one 64k io_uring cell), and 30 / 20 rounds fit the 8 / 30 min budgets.
+    if slices:
+        quick_reps, full_reps = (30, 20) if a.clock == "icount" else (40, 26)
+        reps = a.reps or (quick_reps if a.mode == "quick" else full_reps)
         window = a.window or 0.6
     else:
         reps = a.reps or (16 if a.mode == "quick" else 7)
