@@ -185,7 +185,32 @@ def read_counters(dev):
 def read_diskstat(dev):
     f = [int(x) for x in rd("/sys/block/%s/stat" % dev).split()]
     # reads completed, writes completed (fields 1 and 5)
-    return {"ios": f[0] + f[4], "rd": f[0], "wr": f[4]} if f else {"ios": 0}
+    # reads completed, writes completed (fields 1 and 5); sectors (3 and 7)
+    return ({"ios": f[0] + f[4], "rd": f[0], "wr": f[4], "sectors": f[2] + f[6]}
+            if f else {"ios": 0, "sectors": 0})
+
+
+def proc_state(pid):
+    """What a long-running fio keeps from one window to the next, for
+    reading a level shift of one arm: its threads (io_uring's iou-wrk
+    workers among them), the CPUs its threads last ran on, and how much of
+    its memory (the I/O buffers) is in transparent huge pages."""
+    st = {"threads": 0, "iou_wrk": 0, "cpus": {}}
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            comm = rd("/proc/%d/task/%s/comm" % (pid, tid)).strip()
+            st["threads"] += 1
+            if comm.startswith("iou-wrk"):
+                st["iou_wrk"] += 1
+            f = rd("/proc/%d/task/%s/stat" % (pid, tid)).rsplit(")", 1)[-1].split()
+            if len(f) > 36:
+                st["cpus"][f[36]] = st["cpus"].get(f[36], 0) + 1
+    except OSError:
+        pass
+    for ln in rd("/proc/%d/smaps_rollup" % pid).splitlines():
+        if ln.startswith("AnonHugePages:"):
+            st["thp_kb"] = int(ln.split()[1])
+    return st
 
 
 def snapshot(dev):
@@ -218,13 +243,15 @@ def derive(dev, s0, s1):
     idle = d[3] + d[4]
     busy_s = (total - idle) / HZ
     ios = s1["disk"]["ios"] - s0["disk"]["ios"]
+    sectors = s1["disk"].get("sectors", 0) - s0["disk"].get("sectors", 0)
     m = {"win_s": dt, "win_ios": ios, "win_iops": ios / dt if dt > 0 else 0,
          "guest_busy_s": busy_s, "guest_cpu_total_s": total / HZ,
          "guest_busy_frac": (total - idle) / total if total else 0,
          "guest_sys_s": d[2] / HZ, "guest_user_s": d[0] / HZ,
          "guest_irq_s": d[5] / HZ, "guest_softirq_s": d[6] / HZ,
          "iops_per_busy_cpu_s": ios / busy_s if busy_s > 0 else None,
-         "irqs": irq_delta(dev, s0, s1)}
+         "irqs": irq_delta(dev, s0, s1),
+         "kib_per_io": sectors / 2 / ios if ios else None}
     m["irqs_per_io"] = m["irqs"] / ios if ios else None
     for k in ("BLOCK", "IRQ_POLL"):
         m["softirq_" + k] = s1["softirq"].get(k, 0) - s0["softirq"].get(k, 0)
@@ -571,6 +598,7 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
                     time.sleep(window if r >= warm else wwin)
                     marker(rec["id"], "E")
                     s1 = snapshot(dev)
+                    rec["proc"] = proc_state(p.pid)
                     pgsignal(p, signal.SIGSTOP)
                     rec.update(derive(dev, s0, s1))
                     rec["iops"] = rec["win_iops"]
@@ -653,6 +681,24 @@ def do_setup(actions):
             log("setup: %s" % sh(a["cmd"]).strip())
 
 
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def set_memory(mem):
+    """THP mode and the hugetlb reserve for the whole boot (plan.py says
+    why); returns what the kernel took, for the report."""
+    if "thp" in mem and os.path.exists(THP):
+        wr(THP, mem["thp"])
+    if "hugepages" in mem:
+        wr("/proc/sys/vm/nr_hugepages", str(mem["hugepages"]))
+    got = {"thp": rd(THP).strip(), "hugepages": int(rd("/proc/sys/vm/nr_hugepages", "0") or 0)}
+    log("setup: transparent huge pages %s; %d hugetlb pages reserved" % (got["thp"], got["hugepages"]))
+    if got["hugepages"] < mem.get("hugepages", 0):
+        log("setup: only %d of %d hugetlb pages: jobs with iomem=shmhuge (64k) may fail" % (
+            got["hugepages"], mem["hugepages"]))
+    return got
+
+
 def resolve_arm(arm):
     if "serial" in arm:
         return disk_by_serial(arm["serial"])
@@ -674,6 +720,7 @@ def main():
     args = " ".join("%s=%s" % kv for kv in plan.get("insmod", {}).items())
     sh("insmod %s %s" % (ko, args))
     info["vblk_params"] = {p: rd(os.path.join(PARAMS, p)).strip() for p in sorted(os.listdir(PARAMS))}
+    info["memory"] = set_memory(plan.get("memory") or {})
     # Plan size for the progress counter.
     total = sum(runs_of(exp, i) for exp in plan["experiments"] for i in range(len(exp["jobs"])))
     n = 0

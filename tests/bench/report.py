@@ -599,6 +599,13 @@ def main():
                  "thread." % plan.get("icount"))
     R.append("- placement: %s; fio job i on guest vCPU i mod %s (cpus_allowed_policy=split)" % (
         pinning_text(out), info.get("ncpu", "?")))
+    mem = info.get("memory")
+    if mem:
+        R.append("- memory: transparent huge pages `%s`, %d hugetlb pages reserved; the 64k job's "
+                 "buffers are in hugetlb pages (`iomem=shmhuge`, 1 segment per I/O). In 4k pages "
+                 "the number of segments depends on where fio's pages happened to land, and with "
+                 "THP on khugepaged changes it under a running job." % (
+                     mem.get("thp", "?"), mem.get("hugepages", 0)))
     R.append("- guest_rc=%s%s" % (meta.get("guest_rc", "?"),
                                  " (kernel log problems, see log-problems.txt)" if meta.get("guest_rc") == "3" else ""))
     if setup_errors:
