@@ -184,7 +184,6 @@ def read_counters(dev):
 
 def read_diskstat(dev):
     f = [int(x) for x in rd("/sys/block/%s/stat" % dev).split()]
-    # reads completed, writes completed (fields 1 and 5)
     # reads completed, writes completed (fields 1 and 5); sectors (3 and 7)
     return ({"ios": f[0] + f[4], "rd": f[0], "wr": f[4], "sectors": f[2] + f[6]}
             if f else {"ios": 0, "sectors": 0})
@@ -243,7 +242,7 @@ def derive(dev, s0, s1):
     idle = d[3] + d[4]
     busy_s = (total - idle) / HZ
     ios = s1["disk"]["ios"] - s0["disk"]["ios"]
-    sectors = s1["disk"].get("sectors", 0) - s0["disk"].get("sectors", 0)
+    sectors = s1["disk"]["sectors"] - s0["disk"]["sectors"]
     m = {"win_s": dt, "win_ios": ios, "win_iops": ios / dt if dt > 0 else 0,
          "guest_busy_s": busy_s, "guest_cpu_total_s": total / HZ,
          "guest_busy_frac": (total - idle) / total if total else 0,
@@ -598,8 +597,8 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
                     time.sleep(window if r >= warm else wwin)
                     marker(rec["id"], "E")
                     s1 = snapshot(dev)
-                    rec["proc"] = proc_state(p.pid)
                     pgsignal(p, signal.SIGSTOP)
+                    rec["proc"] = proc_state(p.pid)
                     rec.update(derive(dev, s0, s1))
                     rec["iops"] = rec["win_iops"]
                     rec["bw_kib"] = rec["win_iops"] * bs_bytes(job["fio"].get("bs", "4k")) / 1024

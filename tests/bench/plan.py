@@ -241,7 +241,8 @@ def experiments(mode):
     # to the next timer (sleep=off), so neither compares the two: the same
     # boot of 2026-12-03 gave hipri/irq 0.68 with sleep=on and 3.59 with
     # sleep=off. It runs in a second boot in real time (clock "real"), with
-    # more rounds: one QD1 slice varies by ~15 % there.
+    # more rounds: one QD1 slice varies by 15-40 % there (38 % in the
+    # make bench of 2026-12-03).
     E.append({
         "name": "pollq",
         "clock": "real",
