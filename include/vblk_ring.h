@@ -106,7 +106,7 @@ enum vblk_ring_err {
 	VBLK_RING_E_IDX,	/* used->idx ran past what was made available */
 	VBLK_RING_E_ID,		/* used.id out of range */
 	VBLK_RING_E_IDLE,	/* used.id names a slot not in flight */
-	VBLK_RING_E_LEN,	/* used.len larger than the writable buffers */
+	VBLK_RING_E_LEN,	/* unused: an over-long used.len is tolerated */
 };
 
 struct vblk_ring {
@@ -130,6 +130,7 @@ struct vblk_ring {
 	/* Consumer side. */
 	u16 last_used;		/* next used element to harvest */
 	u16 in_flight;		/* chains the device owns */
+	u32 len_over;		/* used.len above the writable bytes (clamped) */
 
 	/* Set on the first invalid device write; the ring then refuses work. */
 	bool broken;
@@ -205,7 +206,8 @@ bool vblk_ring_kick_prepare(struct vblk_ring *r);
 bool vblk_ring_has_used(struct vblk_ring *r);
 
 /*
- * Harvest one used element. Returns 1 with *token and *len set, 0 when
+ * Harvest one used element. Returns 1 with *token and *len set (len
+ * clamped to the chain's writable bytes; len_over counts how often), 0 when
  * there is nothing to harvest, -EIO when the device wrote something invalid
  * (r->broken is then set, r->err/r->err_val say what; nothing is touched).
  */
