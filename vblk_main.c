@@ -100,6 +100,39 @@ static bool vblk_use_event_idx = true;
 module_param_named(event_idx, vblk_use_event_idx, bool, 0644);
 MODULE_PARM_DESC(event_idx, "Negotiate the event index when offered (default 1; applies at bind)");
 
+/*
+ * Recovery (vblk_dev.c): the request timeout, and how many resets in a row
+ * without an answer from the device before its disk is declared dead. A
+ * silent device fails its I/O after about 2 * io_timeout * (max_resets + 1).
+ */
+static unsigned int vblk_io_timeout = 10;
+static int vblk_set_timeout(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 1, 600);
+}
+
+static const struct kernel_param_ops vblk_timeout_ops = {
+	.set = vblk_set_timeout,
+	.get = param_get_uint,
+};
+module_param_cb(io_timeout, &vblk_timeout_ops, &vblk_io_timeout, 0644);
+MODULE_PARM_DESC(io_timeout,
+		 "Request timeout in seconds, 1..600 (default 10; applies at bind, then per disk in queue/io_timeout)");
+
+unsigned int vblk_max_resets = 1;
+static int vblk_set_resets(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, 100);
+}
+
+static const struct kernel_param_ops vblk_resets_ops = {
+	.set = vblk_set_resets,
+	.get = param_get_uint,
+};
+module_param_cb(max_resets, &vblk_resets_ops, &vblk_max_resets, 0644);
+MODULE_PARM_DESC(max_resets,
+		 "Device resets in a row without progress before the disk is failed, 0..100 (default 1)");
+
 static char *vblk_disk_prefix = "vd";
 module_param_named(disk_prefix, vblk_disk_prefix, charp, 0444);
 MODULE_PARM_DESC(disk_prefix, "Disk name prefix (default \"vd\"; see README for mixed guests)");
@@ -215,32 +248,7 @@ static int vblk_pick_name(struct vblk_dev *vb)
 	return 0;
 }
 
-/* ---- device failure and config changes --------------------------------- */
-
-/*
- * The device wrote something we cannot trust (or vanished). From now on
- * every request fails; the work item resets the device so that it stops
- * using our memory, then fails what it held.
- */
-void vblk_device_failed(struct vblk_dev *vb, const char *why)
-{
-	if (atomic_xchg(&vb->broken, 1))
-		return;
-	dev_err(vblk_dev_of(vb), "device failed (%s): resetting it, failing all I/O\n",
-		why);
-	schedule_work(&vb->fail_work);
-}
-
-static void vblk_fail_work(struct work_struct *work)
-{
-	struct vblk_dev *vb = container_of(work, struct vblk_dev, fail_work);
-
-	blk_mq_quiesce_queue(vb->disk->queue);
-	vblk_pci_reset(&vb->pci);
-	vblk_irqs_sync(vb);
-	vblk_mq_fail_inflight(vb);
-	blk_mq_unquiesce_queue(vb->disk->queue);
-}
+/* ---- config changes ----------------------------------------------------- */
 
 void vblk_config_changed(struct vblk_dev *vb)
 {
@@ -281,8 +289,14 @@ static void vblk_config_work(struct work_struct *work)
 	struct vblk_dev *vb = container_of(work, struct vblk_dev, config_work);
 	sector_t sectors;
 
-	if (!READ_ONCE(vb->live) || atomic_read(&vb->broken) ||
-	    vblk_read_capacity(vb, &sectors))
+	if (!READ_ONCE(vb->live) || READ_ONCE(vb->state) != VBLK_LIVE)
+		return;
+	/* The device asks for a reset through a config change (2.1.2). */
+	if (vblk_pci_get_status(&vb->pci) & VIRTIO_CONFIG_S_NEEDS_RESET) {
+		vblk_dev_recover(vb, "device set NEEDS_RESET");
+		return;
+	}
+	if (vblk_read_capacity(vb, &sectors))
 		return;
 	if (sectors != get_capacity(vb->disk)) {
 		dev_info(vblk_dev_of(vb), "%s: capacity now %llu sectors\n",
@@ -566,11 +580,43 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * Lay out the queue's ring afresh in its (kept) memory and register it with
+ * a device that was just reset: at probe, and again after every recovery
+ * or pause. The ring is empty then; the harvest may touch it again.
+ */
+int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q)
+{
+	u16 vector = VIRTIO_MSI_NO_VECTOR;
+	unsigned long flags;
+	int err;
+
+	memset(q->ring_mem, 0, q->ring_bytes);
+	spin_lock_irqsave(&q->lock, flags);
+	err = vblk_ring_init(&q->ring, q->ring_mem, q->ring_dma, vb->ring_size,
+			     q->slot, vb->event_idx, vb->indirect);
+	if (!err && q->polled)
+		vblk_ring_disable_cb(&q->ring);
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (err)
+		return err;
+	if (!q->polled && vb->pci.irq_mode == VBLK_IRQ_MSIX)
+		vector = q->index + 1;
+	else if (!q->polled && vb->pci.irq_mode == VBLK_IRQ_SHARED)
+		vector = 1;
+	err = vblk_pci_setup_queue(&vb->pci, q->index, vb->ring_size,
+				   q->ring.desc_addr, q->ring.avail_addr,
+				   q->ring.used_addr, vector, &q->doorbell);
+	if (err)
+		return err;
+	vblk_queue_online(q);
+	return 0;
+}
+
 static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
 {
 	struct vblk_queue *q = &vb->queues[i];
 	bool polled = i >= vb->nr_queues - vb->nr_poll;
-	u16 vector = VIRTIO_MSI_NO_VECTOR;
 	int err;
 
 	spin_lock_init(&q->lock);
@@ -581,25 +627,12 @@ static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
 	err = vblk_alloc_queue_mem(vb, q);
 	if (err)
 		return err;
-	err = vblk_ring_init(&q->ring, q->ring_mem, q->ring_dma, vb->ring_size,
-			     q->slot, vb->event_idx, vb->indirect);
-	if (err)
-		goto free;
-	if (polled)
-		vblk_ring_disable_cb(&q->ring);
-	else if (vb->pci.irq_mode == VBLK_IRQ_MSIX)
-		vector = i + 1;
-	else if (vb->pci.irq_mode == VBLK_IRQ_SHARED)
-		vector = 1;
-	err = vblk_pci_setup_queue(&vb->pci, i, vb->ring_size,
-				   q->ring.desc_addr, q->ring.avail_addr,
-				   q->ring.used_addr, vector, &q->doorbell);
-	if (err)
-		goto free;
 	vblk_queue_init_completion(q);
-	return 0;
-free:
-	vblk_free_queue_mem(vb, q);
+	err = vblk_queue_start(vb, q);
+	if (err) {
+		vblk_queue_stop_completion(q);
+		vblk_free_queue_mem(vb, q);
+	}
 	return err;
 }
 
@@ -634,13 +667,23 @@ static int vblk_setup_queues(struct vblk_dev *vb)
 
 /* ---- gendisk ------------------------------------------------------------ */
 
+/* Held open after removal, the disk still answers: -ENXIO. */
 static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
 {
 	struct vblk_dev *vb = vblk_getgeo_disk(arg)->private_data;
 	struct virtio_blk_geometry g;
+	bool have = false;
 
+	mutex_lock(&vb->lifecycle_lock);
+	if (vb->removed) {
+		mutex_unlock(&vb->lifecycle_lock);
+		return -ENXIO;
+	}
 	if (vblk_has(vb, VIRTIO_BLK_F_GEOMETRY) &&
-	    !CFG_READ(vb, geometry, &g) && g.heads && g.sectors) {
+	    !CFG_READ(vb, geometry, &g) && g.heads && g.sectors)
+		have = true;
+	mutex_unlock(&vb->lifecycle_lock);
+	if (have) {
 		geo->heads = g.heads;
 		geo->sectors = g.sectors;
 		geo->cylinders = le16_to_cpu((__force __le16)g.cylinders);
@@ -653,9 +696,23 @@ static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
 	return 0;
 }
 
+/* The disk's last reference is gone: the name and the structure go. */
+static void vblk_free_disk(struct gendisk *disk)
+{
+	struct vblk_dev *vb = disk->private_data;
+
+	if (!vb)
+		return;
+	mutex_lock(&vblk_name_lock);
+	ida_free(&vblk_index_ida, vb->index);
+	mutex_unlock(&vblk_name_lock);
+	kfree(vb);
+}
+
 static const struct block_device_operations vblk_fops = {
-	.owner	= THIS_MODULE,
-	.getgeo	= vblk_getgeo,
+	.owner		= THIS_MODULE,
+	.getgeo		= vblk_getgeo,
+	.free_disk	= vblk_free_disk,
 };
 
 static int vblk_init_tag_set(struct vblk_dev *vb)
@@ -692,12 +749,14 @@ static int vblk_create_disk(struct vblk_dev *vb, const struct vblk_limits *lim)
 		return err;
 	}
 	vb->disk->fops = &vblk_fops;
-	vb->disk->private_data = vb;
+	/* private_data stays NULL (free_disk does nothing) until added. */
 	set_capacity(vb->disk, sectors);
+	blk_queue_rq_timeout(vb->disk->queue, READ_ONCE(vblk_io_timeout) * HZ);
 	set_disk_ro(vb->disk, vblk_has(vb, VIRTIO_BLK_F_RO));
 	return 0;
 }
 
+/* Probe unwind only: the disk was never added (free_disk does nothing). */
 static void vblk_destroy_disk(struct vblk_dev *vb)
 {
 	put_disk(vb->disk);
@@ -711,10 +770,25 @@ static struct vblk_dev *vblk_from_dev(struct device *dev)
 	return dev_to_disk(dev)->private_data;
 }
 
+/*
+ * The serial is asked for at the first read, not at probe: a device that
+ * does not answer must not hang the bind (the request timeout bounds this).
+ */
 static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
-	return sysfs_emit(buf, "%s\n", vblk_from_dev(dev)->serial);
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	int err = 0;
+
+	mutex_lock(&vb->serial_lock);
+	if (!vb->have_serial) {
+		err = vblk_mq_get_serial(vb);
+		vb->have_serial = !err;
+	}
+	mutex_unlock(&vb->serial_lock);
+	if (err)
+		return err;
+	return sysfs_emit(buf, "%s\n", vb->serial);
 }
 static DEVICE_ATTR_RO(serial);
 
@@ -874,6 +948,20 @@ static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(lose);
 
+static const char * const vblk_state_names[] = {
+	[VBLK_LIVE] = "live", [VBLK_RESETTING] = "resetting", [VBLK_DEAD] = "dead",
+};
+
+static u32 vblk_len_over(struct vblk_dev *vb)
+{
+	unsigned int i;
+	u32 n = 0;
+
+	for (i = 0; i < vb->nr_queues; i++)
+		n += READ_ONCE(vb->queues[i].ring.len_over);
+	return n;
+}
+
 static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -882,12 +970,13 @@ static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 	return sysfs_emit(buf,
 		"features %#llx\nqueues %u\npoll_queues %u\nring_size %u\nqueue_depth %u\n"
 		"max_segments %u\nindirect %u\nevent_idx %u\nirq_mode %s\nvectors %d\n"
-		"complete %s\ndma_api %u\nbroken %d\n",
+		"complete %s\ndma_api %u\nstate %s\nrecoveries %llu\nused_len_over %u\n",
 		(unsigned long long)vb->pci.features, vb->nr_queues - vb->nr_poll,
 		vb->nr_poll, vb->ring_size, vb->depth, vb->max_segs, vb->indirect,
 		vb->event_idx, vblk_irq_mode_names[vb->pci.irq_mode], vb->pci.nvec,
 		vblk_complete_names[vb->complete], vb->pci.dma_api,
-		atomic_read(&vb->broken));
+		vblk_state_names[READ_ONCE(vb->state)], READ_ONCE(vb->recoveries),
+		vblk_len_over(vb));
 }
 static DEVICE_ATTR_RO(config);
 
@@ -932,15 +1021,15 @@ static int vblk_add_disk(struct vblk_dev *vb)
 {
 	int err;
 
-	err = vblk_mq_get_serial(vb);
-	if (err)
-		dev_info(vblk_dev_of(vb), "no serial from the device (%d)\n", err);
 	mutex_lock(&vblk_name_lock);
 	err = vblk_pick_name(vb);
 	if (!err) {
+		vb->disk->private_data = vb;
 		err = device_add_disk(vblk_dev_of(vb), vb->disk, vblk_attr_groups);
-		if (err)
+		if (err) {
+			vb->disk->private_data = NULL;
 			ida_free(&vblk_index_ida, vb->index);
+		}
 	}
 	mutex_unlock(&vblk_name_lock);
 	return err;
@@ -956,7 +1045,8 @@ static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!vb)
 		return -ENOMEM;
 	INIT_WORK(&vb->config_work, vblk_config_work);
-	INIT_WORK(&vb->fail_work, vblk_fail_work);
+	vblk_dev_init_lifecycle(vb);
+	mutex_init(&vb->serial_lock);
 	pci_set_drvdata(pdev, vb);
 
 	err = vblk_pci_init(&vb->pci, pdev);
@@ -984,6 +1074,7 @@ static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vblk_create_disk(vb, &lim);
 	if (err)
 		goto err_irqs;
+	pci_save_state(pdev);
 	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
 	err = vblk_add_disk(vb);
 	if (err)
@@ -1002,11 +1093,16 @@ static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_disk:
 	vblk_pci_reset(&vb->pci);
-	vblk_destroy_disk(vb);
-err_irqs:
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
-	cancel_work_sync(&vb->fail_work);
+	cancel_work_sync(&vb->reset_work);
+	vblk_destroy_disk(vb);
+	goto err_queues;
+err_irqs:
+	vblk_pci_reset(&vb->pci);
+	vblk_irqs_free(vb);
+	cancel_work_sync(&vb->config_work);
+	cancel_work_sync(&vb->reset_work);
 err_queues:
 	vblk_pci_reset(&vb->pci);
 	vblk_free_queues(vb, vb->nr_queues);
@@ -1020,37 +1116,106 @@ err_free:
 	return err;
 }
 
+/*
+ * Device side down; the disk may stay open (vb lives until free_disk).
+ * Order: a device that is gone fails its I/O first (del_gendisk would wait
+ * for it otherwise); no config change starts once the disk is going;
+ * del_gendisk drains the rest (the request timeout still recovers or fails
+ * a silent device meanwhile); then the device stops for good, and only
+ * after its interrupts are freed can no work item be scheduled again.
+ */
 static void vblk_remove(struct pci_dev *pdev)
 {
 	struct vblk_dev *vb = pci_get_drvdata(pdev);
 
-	/* A device that is gone will not answer: fail its I/O first. */
 	if (!pci_device_is_present(pdev))
-		vblk_device_failed(vb, "device removed");
-	flush_work(&vb->fail_work);
+		vblk_dev_kill(vb, "device removed");
 	WRITE_ONCE(vb->live, false);
+	cancel_work_sync(&vb->config_work);
 	del_gendisk(vb->disk);
-	/* Quiet the device and its interrupts before the work items go. */
-	vblk_pci_reset(&vb->pci);
+	cancel_work_sync(&vb->reset_work);
+	vblk_dev_kill(vb, NULL);
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
-	flush_work(&vb->fail_work);
-	vblk_free_queues(vb, vb->nr_queues);
+	cancel_work_sync(&vb->reset_work);
+
+	mutex_lock(&vb->lifecycle_lock);
+	vb->removed = true;
+	if (vb->dma_leaked)
+		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");
+	else
+		vblk_free_queues(vb, vb->nr_queues);
 	vblk_pci_free_vectors(&vb->pci);
-	mutex_lock(&vblk_name_lock);
-	ida_free(&vblk_index_ida, vb->index);
-	mutex_unlock(&vblk_name_lock);
-	vblk_destroy_disk(vb);
 	vblk_pci_exit(&vb->pci);
-	kfree(vb);
+	mutex_unlock(&vb->lifecycle_lock);
+	blk_mq_free_tag_set(&vb->tag_set);
+	put_disk(vb->disk);
 }
 
+/* Power off or kexec: the device must stop touching memory, I/O fails. */
 static void vblk_shutdown(struct pci_dev *pdev)
+{
+	vblk_dev_kill(pci_get_drvdata(pdev), NULL);
+}
+
+/* ---- power management, function reset, PCI errors ----------------------- */
+
+static int vblk_pm_suspend(struct device *dev)
+{
+	vblk_dev_pause(pci_get_drvdata(to_pci_dev(dev)));
+	return 0;
+}
+
+static int vblk_pm_resume(struct device *dev)
+{
+	return vblk_dev_unpause(pci_get_drvdata(to_pci_dev(dev)), "sleep");
+}
+
+static const struct dev_pm_ops vblk_pm_ops = {
+	SET_SYSTEM_SLEEP_PM_OPS(vblk_pm_suspend, vblk_pm_resume)
+};
+
+static void vblk_reset_prepare(struct pci_dev *pdev)
+{
+	vblk_dev_pause(pci_get_drvdata(pdev));
+}
+
+static void vblk_reset_done(struct pci_dev *pdev)
+{
+	vblk_dev_unpause(pci_get_drvdata(pdev), "function reset");
+}
+
+static pci_ers_result_t vblk_error_detected(struct pci_dev *pdev,
+					    pci_channel_state_t state)
 {
 	struct vblk_dev *vb = pci_get_drvdata(pdev);
 
-	vblk_pci_reset(&vb->pci);
+	if (state == pci_channel_io_perm_failure) {
+		vblk_dev_kill(vb, "permanent PCI failure");
+		return PCI_ERS_RESULT_DISCONNECT;
+	}
+	vblk_dev_pause(vb);
+	return PCI_ERS_RESULT_NEED_RESET;
 }
+
+static pci_ers_result_t vblk_slot_reset(struct pci_dev *pdev)
+{
+	pci_restore_state(pdev);
+	return PCI_ERS_RESULT_RECOVERED;
+}
+
+static void vblk_error_resume(struct pci_dev *pdev)
+{
+	vblk_dev_unpause(pci_get_drvdata(pdev), "PCI error recovery");
+}
+
+static const struct pci_error_handlers vblk_err_handlers = {
+	.error_detected	= vblk_error_detected,
+	.slot_reset	= vblk_slot_reset,
+	.resume		= vblk_error_resume,
+	.reset_prepare	= vblk_reset_prepare,
+	.reset_done	= vblk_reset_done,
+};
 
 /*
  * No MODULE_DEVICE_TABLE on purpose: vblk never loads by itself and never
@@ -1068,6 +1233,8 @@ static struct pci_driver vblk_driver = {
 	.probe		= vblk_probe,
 	.remove		= vblk_remove,
 	.shutdown	= vblk_shutdown,
+	.err_handler	= &vblk_err_handlers,
+	.driver.pm	= &vblk_pm_ops,
 };
 
 static int __init vblk_init(void)

@@ -26,7 +26,10 @@
 /* The request PDU: what the driver keeps about an in-flight request. */
 struct vblk_req {
 	blk_status_t status;
-	bool reclaimed;		/* taken back from a failed device */
+	bool reclaimed;		/* taken back from a stopped device */
+	bool requeue;		/* ... and to be issued again */
+	u8 timeouts;		/* request timeouts since it was issued */
+	u8 retries;		/* requeues after a device recovery */
 	u16 nents;		/* scatterlist entries (before DMA mapping) */
 	u16 ndesc;		/* descriptors in the tag's table */
 	struct scatterlist sg[];
@@ -123,8 +126,13 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 	int type, mapped, i, n = 0;
 	blk_status_t st;
 
-	if (unlikely(atomic_read(&q->vb->broken)))
+	if (unlikely(READ_ONCE(q->vb->state) == VBLK_DEAD))
 		return BLK_STS_IOERR;
+	if (!(rq->rq_flags & RQF_DONTPREP)) {
+		/* First issue; a requeued request keeps its retry count. */
+		rq->rq_flags |= RQF_DONTPREP;
+		vr->retries = 0;
+	}
 	type = vblk_rq_type(rq);
 	if (type < 0)
 		return BLK_STS_NOTSUPP;
@@ -149,6 +157,8 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 		      1, true);
 	vr->ndesc = n;
 	vr->reclaimed = false;
+	vr->requeue = false;
+	vr->timeouts = 0;
 	return BLK_STS_OK;
 }
 
@@ -216,7 +226,10 @@ static blk_status_t vblk_put_failed(struct vblk_queue *q,
 		blk_mq_stop_hw_queue(hctx);
 		return BLK_STS_DEV_RESOURCE;
 	case -EIO:
-		return BLK_STS_IOERR;
+		/* A broken ring: recovery is on its way; retry after it. */
+		if (READ_ONCE(q->vb->state) == VBLK_DEAD)
+			return BLK_STS_IOERR;
+		return BLK_STS_RESOURCE;
 	default:
 		dev_err_ratelimited(vblk_dev_of(q->vb),
 				    "queue %u: ring refused a request (%d)\n",
@@ -316,6 +329,11 @@ static void vblk_queue_rqs(VBLK_QUEUE_RQS_ARGS)
 			n = 0;
 		}
 		cur = q;
+		/*
+		 * The tag iterators (timeout, recovery) find a request through
+		 * its tag's slot; 6.1 fills it for queue_rq only.
+		 */
+		rq->mq_hctx->tags->rqs[rq->tag] = rq;
 		if (vblk_prep_rq(q, rq) != BLK_STS_OK) {
 			vblk_rq_list_add(&requeue, rq);
 			continue;
@@ -387,6 +405,11 @@ static void vblk_complete_rq(struct request *rq)
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 
 	vblk_unmap_data(rq->mq_hctx->driver_data, rq);
+	if (vr->requeue) {
+		vr->requeue = false;
+		blk_mq_requeue_request(rq, true);
+		return;
+	}
 	blk_mq_end_request(rq, vr->status);
 }
 
@@ -410,22 +433,28 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 /*
  * The device owns the request's buffers until it answers; taking them back
- * needs a device reset. So a slow request is reported and waited for;
- * a device that broke fails every request through vblk_device_failed().
+ * needs a device reset. Escalation, as nvme does it:
  *
- * First look at the ring: the answer may be there with its interrupt
- * still held back (irq_coalesce waits for requests that the device may
- * never finish) or lost. What the harvest finds is completed here. A
- * request still unanswered gets its doorbell again, in case that was lost.
+ * 1. Look at the ring: the answer may be there with its interrupt held
+ *    back (irq_coalesce) or lost; the harvest completes it.
+ * 2. A device that looks sane gets its doorbell again (a lost doorbell
+ *    also mutes every later one) and the request one more timeout.
+ * 3. Then, or at once for a device that looks broken, reset the device
+ *    and requeue everything it held (vblk_dev_recover(); bounded by
+ *    max_resets, after which all I/O fails). The timed-out request is
+ *    one of those, so it is done here.
  */
 static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
-	struct device *dev = vblk_dev_of(q->vb);
+	struct vblk_dev *vb = q->vb;
+	struct device *dev = vblk_dev_of(vb);
+	const char *why;
 	int found;
 
-	/* A broken device's requests are failed by vblk_device_failed(). */
-	if (atomic_read(&q->vb->broken))
+	/* Recovery or a pause holds the request; it requeues or fails it. */
+	if (READ_ONCE(vb->state) != VBLK_LIVE)
 		return BLK_EH_RESET_TIMER;
 	found = vblk_queue_recover(q);
 	if (found)
@@ -433,10 +462,16 @@ static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 				     q->index, found);
 	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 		return BLK_EH_DONE;
-	vblk_queue_rekick(q);
-	dev_warn_ratelimited(dev, "queue %u tag %d: no answer from the device yet, doorbell rung again\n",
-			     q->index, rq->tag);
-	return BLK_EH_RESET_TIMER;
+	why = vblk_dev_insane(vb);
+	if (!why && vr->timeouts++ == 0) {
+		vblk_queue_rekick(q);
+		dev_warn_ratelimited(dev, "queue %u tag %d: no answer from the device yet, doorbell rung again\n",
+				     q->index, rq->tag);
+		return BLK_EH_RESET_TIMER;
+	}
+	if (vblk_dev_recover(vb, why ?: "request timed out twice") == -EBUSY)
+		return BLK_EH_RESET_TIMER;
+	return BLK_EH_DONE;
 }
 
 /* Queues to CPUs: follow the vector affinity when each queue has one. */
@@ -488,7 +523,7 @@ const struct blk_mq_ops vblk_mq_ops = {
 	.timeout	= vblk_timeout,
 };
 
-/* Mark what the ring took back from a reset device. */
+/* Mark what the ring took back from a stopped device. */
 static void vblk_mark_reclaimed(void *token, void *arg)
 {
 	struct request *rq = token;
@@ -498,23 +533,31 @@ static void vblk_mark_reclaimed(void *token, void *arg)
 	vr->reclaimed = true;
 }
 
+/* A request goes out again after a recovery at most this many times. */
+#define VBLK_MAX_RETRIES	5
+
 static bool vblk_complete_reclaimed(struct request *rq, void *data)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	bool requeue = *(bool *)data;
 
-	if (vr->reclaimed) {
-		vr->reclaimed = false;
-		blk_mq_complete_request(rq);
-	}
+	if (!vr->reclaimed)
+		return true;
+	vr->reclaimed = false;
+	vr->requeue = requeue && !blk_rq_is_passthrough(rq) &&
+		      vr->retries++ < VBLK_MAX_RETRIES;
+	blk_mq_complete_request(rq);
 	return true;
 }
 
 /*
- * The device was reset and can no longer touch the rings: fail every
- * request it held. The marks are made under each queue lock, the
- * completions outside any lock (a completion may start new submissions).
+ * The device was stopped and can no longer touch the rings: take back every
+ * request it held, and requeue it (requeue, a recovery or a pause) or fail
+ * it. The marks are made under each queue lock, the completions outside any
+ * lock (a completion may start new submissions). Passthrough requests
+ * (GET_ID) are failed, not requeued: their issuer sees the error.
  */
-void vblk_mq_fail_inflight(struct vblk_dev *vb)
+void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue)
 {
 	unsigned long flags;
 	unsigned int i;
@@ -526,7 +569,7 @@ void vblk_mq_fail_inflight(struct vblk_dev *vb)
 		vblk_ring_reclaim(&q->ring, vblk_mark_reclaimed, NULL);
 		spin_unlock_irqrestore(&q->lock, flags);
 	}
-	blk_mq_tagset_busy_iter(&vb->tag_set, vblk_complete_reclaimed, NULL);
+	blk_mq_tagset_busy_iter(&vb->tag_set, vblk_complete_reclaimed, &requeue);
 }
 
 /*

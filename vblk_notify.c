@@ -95,14 +95,17 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 
 	t->idle = false;
 	spin_lock_irqsave(&q->lock, flags);
-	for (t->n = 0; t->n < want; t->n++) {
+	/* A stopped device's ring is the lifecycle code's until restart. */
+	for (t->n = 0; !q->offline && t->n < want; t->n++) {
 		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
 		if (ret <= 0)
 			break;
 	}
 	q->stats.completions += t->n;
 	t->failed = ret < 0;
-	if (rearm && t->n < want)
+	if (q->offline)
+		t->idle = true;		/* nothing to wait for: stop */
+	else if (rearm && t->n < want)
 		t->idle = vblk_rearm_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 }
@@ -218,7 +221,7 @@ static bool vblk_queue_rearm(struct vblk_queue *q)
 	bool idle;
 
 	spin_lock_irqsave(&q->lock, flags);
-	idle = vblk_rearm_locked(q);
+	idle = q->offline || vblk_rearm_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 	return idle;
 }
@@ -231,7 +234,8 @@ static void vblk_queue_mute(struct vblk_queue *q)
 	if (q->ring.event_idx)
 		return;
 	spin_lock_irqsave(&q->lock, flags);
-	vblk_ring_disable_cb(&q->ring);
+	if (!q->offline)
+		vblk_ring_disable_cb(&q->ring);
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
@@ -450,7 +454,39 @@ void vblk_queue_init_completion(struct vblk_queue *q)
 	irq_poll_init(&q->iop, vblk_poll_budget, vblk_irq_poll);
 }
 
+/*
+ * The device was stopped: no harvest may touch the ring until
+ * vblk_queue_start() rebuilds it. Waits for a running irq_poll and leaves
+ * it disabled. Idempotent (irq_poll_disable() is not).
+ */
+void vblk_queue_offline(struct vblk_queue *q)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&q->lock, flags);
+	was = q->offline;
+	q->offline = true;
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (!was)
+		irq_poll_disable(&q->iop);
+}
+
+/* Undo vblk_queue_offline() once the ring was rebuilt. */
+void vblk_queue_online(struct vblk_queue *q)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&q->lock, flags);
+	was = q->offline;
+	q->offline = false;
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (was)
+		irq_poll_enable(&q->iop);
+}
+
 void vblk_queue_stop_completion(struct vblk_queue *q)
 {
-	irq_poll_disable(&q->iop);
+	vblk_queue_offline(q);
 }

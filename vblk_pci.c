@@ -20,8 +20,8 @@
 
 #define COMMON(f)	offsetof(struct virtio_pci_common_cfg, f)
 
-/* The spec lets a reset take a while; we give it two seconds, in steps. */
-#define VBLK_RESET_WAIT_MS	2000
+/* The spec lets a reset take a while: ten seconds, polled in steps. */
+#define VBLK_RESET_WAIT_MS	10000
 #define VBLK_CONFIG_RETRIES	16
 
 struct vblk_cap {
@@ -192,22 +192,28 @@ void vblk_pci_add_status(struct vblk_pci *p, u8 bits)
 
 /*
  * Reset and wait until the device says it is done (it must read back 0),
- * so it no longer touches our rings. A device that never finishes is
- * reported; we go on, because the caller is tearing down anyway.
+ * so it no longer touches our rings. The wait is long (the spec sets no
+ * bound) but not endless: -ENODEV for a device that went away (its memory
+ * can no longer be reached by it), -ETIMEDOUT for one present that never
+ * finished (the caller must not hand its DMA memory back).
  */
-void vblk_pci_reset(struct vblk_pci *p)
+int vblk_pci_reset(struct vblk_pci *p)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(VBLK_RESET_WAIT_MS);
+	u8 st;
 
 	iowrite8(0, p->common + COMMON(device_status));
-	while (vblk_pci_get_status(p)) {
+	while ((st = vblk_pci_get_status(p))) {
+		if (st == 0xff && !pci_device_is_present(p->pdev))
+			return -ENODEV;
 		if (time_after(jiffies, deadline)) {
-			dev_err(&p->pdev->dev, "device did not finish reset in %u ms\n",
-				VBLK_RESET_WAIT_MS);
-			return;
+			dev_err(&p->pdev->dev, "device did not finish reset in %u ms (status %#x)\n",
+				VBLK_RESET_WAIT_MS, st);
+			return -ETIMEDOUT;
 		}
 		usleep_range(500, 1000);
 	}
+	return 0;
 }
 
 u64 vblk_pci_device_features(struct vblk_pci *p)

@@ -4,7 +4,8 @@
  * them.
  *
  *   vblk_main.c    module parameters, PCI probe/remove, features, config,
- *                  gendisk lifecycle, sysfs, config change, device failure
+ *                  gendisk, sysfs, config change, PM and error callbacks
+ *   vblk_dev.c     lifecycle after probe: recovery, pause/unpause, kill
  *   vblk_pci.c     modern virtio-pci transport (no knowledge of requests)
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
  *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
@@ -12,8 +13,11 @@
  *
  * Ownership and locking
  * ---------------------
- * struct vblk_dev is created at probe and freed at remove; everything in it
- * written after probe is documented at the field.
+ * struct vblk_dev is created at probe and freed by the gendisk's .free_disk,
+ * when the last opener of the disk closes it: a removed disk can still be
+ * held open, and its operations then return -ENXIO (vb->removed). The
+ * device side (BARs, vectors, rings, tag memory) is torn down at remove.
+ * vb->state and the lifecycle rules are described in vblk_dev.c.
  *
  * struct vblk_queue.lock (a spinlock taken with interrupts off) protects the
  * queue's ring (both the producer side, in queue_rq/commit_rqs/queue_rqs,
@@ -58,8 +62,15 @@ enum vblk_complete_mode {
 	VBLK_COMPLETE_SOFTIRQ,
 };
 
+enum vblk_state {
+	VBLK_LIVE,
+	VBLK_RESETTING,
+	VBLK_DEAD,
+};
+
 /* Module parameters (vblk_main.c). */
 extern bool vblk_notify_in_lock;	/* read on every doorbell */
+extern unsigned int vblk_max_resets;	/* read at each recovery */
 extern unsigned int vblk_poll_budget;	/* irq_poll budget per run */
 extern unsigned int vblk_irq_coalesce;	/* percent; read at every re-arm */
 
@@ -136,6 +147,7 @@ struct vblk_queue {
 	u16 index;
 	bool softirq;			/* completions through irq_poll */
 	bool polled;			/* poll queue: no interrupts at all */
+	bool offline;			/* device stopped: harvest nothing (lock) */
 	void __iomem *doorbell;
 	struct irq_poll iop;
 	struct blk_mq_hw_ctx *hctx;	/* set in init_hctx */
@@ -168,10 +180,22 @@ struct vblk_dev {
 	int index;			/* name index */
 	char serial[VBLK_SERIAL_LEN + 1];
 
-	struct work_struct config_work;	/* capacity change */
-	struct work_struct fail_work;	/* device broke: reset, fail I/O */
-	atomic_t broken;		/* set once, never cleared */
+	struct work_struct config_work;	/* capacity change, NEEDS_RESET */
+	struct work_struct reset_work;	/* device broke: vblk_dev_recover() */
+	const char *reset_why;		/* what reset_work is for */
+
+	/* Lifecycle (vblk_dev.c); all under lifecycle_lock but state. */
+	struct mutex lifecycle_lock;
+	enum vblk_state state;		/* READ_ONCE outside the lock */
+	bool paused;			/* RESETTING for sleep/FLR/PCI error */
+	bool removed;			/* device side torn down (remove) */
+	bool dma_leaked;		/* device never reset: keep its memory */
 	bool live;			/* disk added, until remove starts */
+	unsigned int resets;		/* in a row, without progress */
+	u64 completions_at_reset;
+	u64 recoveries;
+	struct mutex serial_lock;	/* serial read lazily, once */
+	bool have_serial;
 	u64 config_irqs;
 	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
 
@@ -192,7 +216,7 @@ static inline struct device *vblk_dev_of(struct vblk_dev *vb)
 /* vblk_pci.c: transport */
 int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev);
 void vblk_pci_exit(struct vblk_pci *p);
-void vblk_pci_reset(struct vblk_pci *p);
+int vblk_pci_reset(struct vblk_pci *p);
 void vblk_pci_add_status(struct vblk_pci *p, u8 bits);
 u8 vblk_pci_get_status(struct vblk_pci *p);
 u64 vblk_pci_device_features(struct vblk_pci *p);
@@ -223,6 +247,8 @@ void vblk_irqs_free(struct vblk_dev *vb);
 void vblk_irqs_sync(struct vblk_dev *vb);
 void vblk_queue_init_completion(struct vblk_queue *q);
 void vblk_queue_stop_completion(struct vblk_queue *q);
+void vblk_queue_offline(struct vblk_queue *q);
+void vblk_queue_online(struct vblk_queue *q);
 int vblk_queue_harvest(struct vblk_queue *q, int budget,
 		       struct io_comp_batch *iob);
 int vblk_queue_recover(struct vblk_queue *q);
@@ -234,11 +260,25 @@ unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
 void vblk_mq_complete_used(struct vblk_queue *q, void *token,
 			   struct io_comp_batch *iob);
 void vblk_mq_flush_batch(struct io_comp_batch *iob);
-void vblk_mq_fail_inflight(struct vblk_dev *vb);
+void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue);
 int vblk_mq_get_serial(struct vblk_dev *vb);
 
-/* vblk_main.c: device-level events */
-void vblk_device_failed(struct vblk_dev *vb, const char *why);
+/* vblk_main.c: device-level events and queue (re)start */
 void vblk_config_changed(struct vblk_dev *vb);
+int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q);
+
+/*
+ * vblk_dev.c: the lifecycle. The narrow interface lower layers use to
+ * report a device they cannot trust: vblk_device_failed() (any context,
+ * asynchronous), vblk_dev_insane() and vblk_dev_recover() (the request
+ * timeout, process context).
+ */
+void vblk_dev_init_lifecycle(struct vblk_dev *vb);
+void vblk_device_failed(struct vblk_dev *vb, const char *why);
+const char *vblk_dev_insane(struct vblk_dev *vb);
+int vblk_dev_recover(struct vblk_dev *vb, const char *why);
+void vblk_dev_kill(struct vblk_dev *vb, const char *why);
+void vblk_dev_pause(struct vblk_dev *vb);
+int vblk_dev_unpause(struct vblk_dev *vb, const char *what);
 
 #endif /* VBLK_H */
