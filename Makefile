@@ -3,11 +3,17 @@
 #   make                  build vblk.ko for the running kernel (needs its headers)
 #   make KVER=6.12        build for a lab kernel (6.1, 6.12, 7.3) into build/<kver>/
 #   make KDIR=/path       build against any kernel tree
+#   make install          build, then modules_install (INSTALL_MOD_DIR=updates)
+#                         and depmod; with KVER= into the lab tree
+#   (the plain kbuild command works too: make -C KDIR M=$PWD [modules_install])
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
 #   make unit             host unit tests and fuzz smoke of the ring
 #   make check            setup + unit + lint + build + guest suite on every lab kernel
 #   make check KERNELS=6.12   the same on a subset (quick iteration)
 #   make bench / demo     the benchmark (full / quick)
+# Paths below are the checkout's, wherever make was started from (make -C,
+# make -f).
+TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KERNELS ?= 6.1 6.12 7.3
 KVER ?=
 KDIR ?=
@@ -16,42 +22,51 @@ ifeq ($(KVER)$(KDIR),)
 KDIR := /lib/modules/$(shell uname -r)/build
 endif
 
-.PHONY: all modules lint unit check setup clean bench demo guest
+INSTALL_MOD_DIR ?= updates
+export INSTALL_MOD_DIR
+
+.PHONY: all modules install modules_install lint unit check setup clean bench demo guest
 
 ifneq ($(KVER),)
-all modules:
-	scripts/kbuild $(KVER)
+KBUILD_TARGET := $(KVER)
 else
-all modules:
-	scripts/kbuild --kdir $(KDIR)
+KBUILD_TARGET := --kdir $(KDIR)
 endif
 
+all modules:
+	$(TOP)/scripts/kbuild $(KBUILD_TARGET)
+
+install modules_install:
+	$(TOP)/scripts/kbuild --install $(KBUILD_TARGET)
+
 lint:
-	scripts/lint $(KERNELS)
+	$(TOP)/scripts/lint $(KERNELS)
 
 unit:
-	$(MAKE) -C tests/unit run
+	$(MAKE) -C $(TOP)/tests/unit run
 
 setup:
-	scripts/setup
+	$(TOP)/scripts/setup
 
 check:
-	scripts/check $(KERNELS)
+	$(TOP)/scripts/check $(KERNELS)
 
 guest:
-	scripts/guest-suite $(KERNELS)
+	$(TOP)/scripts/guest-suite $(KERNELS)
 
 # Both provision the lab first (idempotent, seconds when it is in place), as
 # the quick start promises: on a new machine `make demo` is the first command.
 bench:
-	scripts/setup
-	scripts/bench --full
+	$(TOP)/scripts/setup
+	$(TOP)/scripts/bench --full
 
 demo:
-	scripts/setup
-	scripts/bench --quick
+	$(TOP)/scripts/setup
+	$(TOP)/scripts/bench --quick
 
 clean:
-	rm -rf build
-	$(MAKE) -C tests/unit clean
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf $(TOP)/build
+	rm -f $(TOP)/include/vblk_compat_probes.h $(TOP)/include/vblk_compat_probes.log \
+		$(TOP)/include/.vblk_compat_probes.h.cmd
+	$(MAKE) -C $(TOP)/tests/unit clean
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null
