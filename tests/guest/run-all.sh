@@ -5,7 +5,9 @@
 #
 # 1. suite.sh against the in-tree virtio_blk (the reference);
 # 2. suite.sh against vblk, when build/$(uname -r)/vblk.ko exists;
-# 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist.
+# 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist;
+# 4. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
+#    vblk, when the disks of group "life" are there.
 # --quick goes to every suite, --group G to suite.sh (which disks it tests).
 # Each suite's output is also in $VBLK_OUT/suite-<name>.log. Ends with the
 # combined "N passed, N failed, N skipped"; a suite that ends without its
@@ -58,6 +60,11 @@ main() {
 			"$here/suite.sh" "${quick[@]}" "${group[@]}"
 		if [ -x "$here/vblk-suite.sh" ]; then
 			run_suite vblk-only "$here/vblk-suite.sh" "${quick[@]}"
+		fi
+		# Lifecycle faults: the reference first, then vblk.
+		if [ -n "${LIFE:-1}" ] && find_disk vlife; then
+			run_suite life-virtio_blk env DRIVER=virtio_blk "$here/lifecycle.sh" "${quick[@]}"
+			run_suite life-vblk env DRIVER=vblk "$here/lifecycle.sh" "${quick[@]}"
 		fi
 	else
 		echo "# no build/$(uname -r)/vblk.ko: DRIVER=vblk not run"

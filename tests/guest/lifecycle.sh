@@ -1,0 +1,347 @@
+#!/bin/bash
+# Lifecycle guest cases: removal, failure, function reset and sleep, provoked
+# for real while I/O runs. Runs INSIDE a guest (tests/guest/run-all.sh):
+#
+#   DRIVER=virtio_blk|vblk tests/guest/lifecycle.sh [--quick]
+#
+# Disks (group "life" of scripts/guest-suite): vlife (2 queues) and vlq16
+# (no indirect descriptors; vblk runs it with a 16-entry ring so that it
+# fills). The same steps run against the in-tree virtio_blk as the
+# reference where it can survive them; a case the reference is not run on
+# says why in a "# reference:" line. Every case is bounded in time (fio's
+# own runtime, `timeout` around everything that could block), and each
+# recovery's duration is printed as "# recovery: ...".
+# Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/guest/lib.sh
+. "$here/lib.sh"
+
+QUICK=0
+DRIVER=${DRIVER:?set DRIVER=virtio_blk or vblk}
+PARAMS=/sys/module/vblk/parameters
+declare -A PCI_OF=()
+LIFE_DISKS="vlife vlq16"
+
+# ---- helpers ----------------------------------------------------------------
+
+# The function of serial $1 onto the driver under test (again); sets DISK.
+attach() {
+	"$BIND" none "${PCI_OF[$1]}" >/dev/null
+	wait_gone "$1" || fail "$1 did not go away"
+	"$BIND" "$(bind_target "$DRIVER")" "${PCI_OF[$1]}" >/dev/null
+	await_disk "$1" 30 || fail "$1 did not come back under $DRIVER"
+}
+
+# A background fio against /dev/$1 for $2 seconds (random 4k-64k writes
+# with verify at QD64 x 4 jobs); its pid in FIO_PID, output in /tmp/life-fio.
+start_fio() {
+	fio --name=life --filename="/dev/$1" --ioengine=libaio --direct=1 \
+		--rw=randrw --bsrange=4k-64k --iodepth=64 --numjobs=4 --size=16m \
+		--offset_increment=16m --time_based --runtime="$2" \
+		--group_reporting >/tmp/life-fio 2>&1 &
+	FIO_PID=$!
+}
+
+# Wait for the background fio at most $1 seconds; fail if it hangs. Sets
+# FIO_RC (its exit status: errors are allowed, a hang is not).
+wait_fio() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$FIO_PID" 2>/dev/null || break
+		nap 0.1
+	done
+	if kill -0 "$FIO_PID" 2>/dev/null; then
+		kill -9 "$FIO_PID" 2>/dev/null || true
+		fail "fio still running $1 s after its runtime ended (hang)"
+	fi
+	FIO_RC=0
+	wait "$FIO_PID" || FIO_RC=$?
+	tail -4 /tmp/life-fio
+	step "fio exited $FIO_RC"
+}
+
+# Verified I/O works on serial $1 (after a fault).
+verify_ok() {
+	local out rc=0
+	await_disk "$1" 30 || fail "no disk $1"
+	out=$(timeout 120 fio --name=v --filename="/dev/$DISK" --ioengine=libaio \
+		--direct=1 --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=8m \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 2>&1) || rc=$?
+	[ "$rc" = 0 ] || { printf '%s\n' "$out" | tail -8; fail "verified I/O on $1 after the fault: fio exited $rc"; }
+}
+
+vcfg() { sed -n "s/^$2 //p" "/sys/block/$1/vblk/config"; }
+
+ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
+
+vblk_only() {
+	[ "$DRIVER" = vblk ] && return 0
+	echo "# reference: $1"
+	skip "vblk only: $1"
+}
+
+# ---- cases --------------------------------------------------------------------
+
+case_setup() {
+	local s ko
+	if [ "$DRIVER" = vblk ] && ! grep -q '^vblk ' /proc/modules; then
+		ko=$(vblk_ko) || fail "no vblk.ko"
+		insmod "$ko" disk_prefix=vblk
+	fi
+	for s in $LIFE_DISKS; do
+		await_disk "$s" 30 || fail "no disk $s"
+		pci_of_disk "$DISK" || fail "no PCI function for $s"
+		PCI_OF[$s]=$PCI_ADDR
+		printf '%s %s\n' "$s" "$PCI_ADDR" >>/tmp/life-pci-map
+		attach "$s"
+		step "$s: /dev/$DISK at ${PCI_OF[$s]}"
+	done
+}
+
+# A file descriptor held open across unbind: the ioctls and a read on it
+# answer (with an error) and do not touch freed memory (slub_debug,
+# KFENCE and init_on_free would show it in the kernel log); close works.
+case_held_open() {
+	local s=vlife i out
+	for ((i = 0; i < 3; i++)); do
+		await_disk "$s" 30 || fail "no disk $s"
+		exec {fd}<"/dev/$DISK"
+		"$BIND" none "${PCI_OF[$s]}" >/dev/null
+		wait_gone "$s" || fail "$s still there after unbind"
+		out=$(timeout 30 python3 - "$fd" <<-'EOF'
+			import fcntl, os, struct, sys
+			fd = int(sys.argv[1])
+			res = []
+			for name, req, size in (("HDIO_GETGEO", 0x0301, 16), ("BLKGETSIZE64", 0x80081272, 8)):
+			    try:
+			        fcntl.ioctl(fd, req, bytes(size))
+			        res.append(name + "=ok")
+			    except OSError as e:
+			        res.append("%s=%s" % (name, os.strerror(e.errno)))
+			try:
+			    os.pread(fd, 4096, 0)
+			    res.append("read=ok")
+			except OSError as e:
+			    res.append("read=" + os.strerror(e.errno))
+			print(" ".join(res))
+		EOF
+		) || fail "ioctls on the held fd did not return (exit $?)"
+		exec {fd}<&-
+		step "held fd after unbind: $out"
+		[[ $out == *"HDIO_GETGEO=No such device or address"* ]] ||
+			fail "HDIO_GETGEO on a removed disk: $out (want ENXIO)"
+		attach "$s"
+	done
+}
+
+# Unbind while fio runs: the unbind and fio both end promptly (in-flight
+# I/O completes, with errors after the disk went), the disk comes back.
+case_unbind_under_io() {
+	local s=vlife t0 i
+	for ((i = 0; i < 2; i++)); do
+		await_disk "$s" 30 || fail "no disk $s"
+		start_fio "$DISK" 20
+		sleep 3
+		now_us
+		t0=$NOW_US
+		timeout 60 "$BIND" none "${PCI_OF[$s]}" >/dev/null || fail "unbind under I/O did not finish in 60 s"
+		echo "# recovery: unbind under fio took $(ms_since "$t0") ms"
+		wait_fio 60
+		attach "$s"
+	done
+	verify_ok "$s"
+}
+
+# Bus mastering switched off and on every 0.2 s during fio: the run ends
+# (errors or recovered), never hangs, and later I/O verifies.
+case_bus_master() {
+	local s=vlife a i t0 rec0 rec1
+	vblk_only "bus mastering toggled under I/O: not run on virtio_blk (no request timeout recovery: parked requests would hang the suite)"
+	a=${PCI_OF[$s]}
+	await_disk "$s" 30 || fail "no disk $s"
+	echo 3000 >"/sys/block/$DISK/queue/io_timeout"
+	rec0=$(vcfg "$DISK" recoveries)
+	start_fio "$DISK" 10
+	now_us
+	t0=$NOW_US
+	for ((i = 0; i < 25; i++)); do
+		setpci -s "$a" COMMAND=0000:0004
+		nap 0.2
+		setpci -s "$a" COMMAND=0004:0004
+		nap 0.2
+	done
+	wait_fio 90
+	rec1=$(vcfg "$DISK" recoveries)
+	echo "# recovery: bus-master toggling: $((rec1 - rec0)) recoveries, state $(vcfg "$DISK" state), fio done $(ms_since "$t0") ms after the first toggle"
+	[ "$(vcfg "$DISK" state)" != resetting ] || fail "left in state resetting"
+	attach "$s"
+	verify_ok "$s"
+}
+
+# Function level reset through sysfs while fio runs with verify: the reset
+# pauses the rings and restarts them, nothing is lost.
+case_flr() {
+	local s=vlife a t0 i
+	vblk_only "sysfs reset (FLR) under I/O: not run on virtio_blk (virtio-pci has no reset_prepare/reset_done in these kernels)"
+	a=${PCI_OF[$s]}
+	[ -e "/sys/bus/pci/devices/$a/reset" ] || fail "no reset file for $a"
+	await_disk "$s" 30 || fail "no disk $s"
+	start_fio "$DISK" 12
+	sleep 2
+	for ((i = 0; i < 3; i++)); do
+		now_us
+		t0=$NOW_US
+		timeout 60 sh -c "echo 1 >/sys/bus/pci/devices/$a/reset" || fail "FLR $i did not finish"
+		echo "# recovery: FLR $i took $(ms_since "$t0") ms"
+		sleep 2
+	done
+	wait_fio 60
+	[ "$FIO_RC" = 0 ] || fail "fio across FLR exited $FIO_RC: I/O was lost"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after FLR"
+	verify_ok "$s"
+}
+
+# A freeze cycle with pm_test=devices (devices suspended and resumed, the
+# machine stays up) during fio with verify.
+case_pm_freeze() {
+	local s=vlife t0 rc=0
+	[ -w /sys/power/pm_test ] || skip "no /sys/power/pm_test (CONFIG_PM_DEBUG)"
+	grep -qw freeze /sys/power/state || skip "no freeze in /sys/power/state"
+	await_disk "$s" 30 || fail "no disk $s"
+	start_fio "$DISK" 10
+	sleep 2
+	echo devices >/sys/power/pm_test
+	now_us
+	t0=$NOW_US
+	timeout 60 sh -c 'echo freeze >/sys/power/state' || rc=$?
+	echo none >/sys/power/pm_test
+	echo "# recovery: freeze cycle (pm_test=devices) took $(ms_since "$t0") ms, exit $rc"
+	[ "$rc" = 0 ] || fail "freeze cycle failed (exit $rc)"
+	wait_fio 60
+	[ "$FIO_RC" = 0 ] || fail "fio across the freeze cycle exited $FIO_RC"
+	verify_ok "$s"
+}
+
+# A silent device (vblk/lose drops every doorbell): requests fail within
+# the bound 2 * io_timeout * (max_resets + 1), the disk is dead, and a
+# rebind gives a working disk again.
+case_silent() {
+	local s=vlife t0 ms rc=0 bound
+	vblk_only "silent device: the fault switch is vblk's (vblk/lose)"
+	echo 2 >"$PARAMS/io_timeout"
+	echo 1 >"$PARAMS/max_resets"
+	attach "$s"
+	echo 10 >"$PARAMS/io_timeout"
+	bound=$((2 * 2 * 2 + 10))
+	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	now_us
+	t0=$NOW_US
+	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none || rc=$?
+	ms=$(ms_since "$t0")
+	echo "# recovery: silent device: read ended (exit $rc) after $ms ms, state $(vcfg "$DISK" state)"
+	[ "$rc" != 124 ] || fail "the read on a silent device hung for 60 s"
+	[ "$rc" != 0 ] || fail "a read on a silent device succeeded"
+	[ "$ms" -le $((bound * 1000)) ] || fail "failing took $ms ms, bound ${bound} s"
+	[ "$(vcfg "$DISK" state)" = dead ] || fail "state $(vcfg "$DISK" state), expected dead"
+	attach "$s"
+	verify_ok "$s"
+}
+
+# Lost doorbells for a while, then the device answers again: the reset
+# brings the requests back (requeued), nothing fails.
+case_recover() {
+	local s=vlife t0 rc=0 rec0
+	vblk_only "recovery by reset: the fault switch is vblk's (vblk/lose)"
+	echo 2 >"$PARAMS/io_timeout"
+	echo 1 >"$PARAMS/max_resets"
+	attach "$s"
+	echo 10 >"$PARAMS/io_timeout"
+	rec0=$(vcfg "$DISK" recoveries)
+	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	now_us
+	t0=$NOW_US
+	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none &
+	local pid=$!
+	sleep 3
+	echo "kick 0" >"/sys/block/$DISK/vblk/lose"
+	wait "$pid" || rc=$?
+	echo "# recovery: lost doorbells: read done (exit $rc) after $(ms_since "$t0") ms, $(($(vcfg "$DISK" recoveries) - rec0)) reset(s)"
+	[ "$rc" = 0 ] || fail "the read failed (exit $rc) although the device came back"
+	[ "$(vcfg "$DISK" recoveries)" -gt "$rec0" ] || fail "no reset counted"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
+	verify_ok "$s"
+}
+
+# indirect=0 and a 16-entry ring filled at QD64 x 4 when the device goes
+# silent: the requests parked on the stopped queue fail too, and the
+# unbind afterwards finishes.
+case_full_ring_fail() {
+	local s=vlq16 rc=0
+	vblk_only "full ring during a failure: the fault switch is vblk's"
+	echo 2 >"$PARAMS/io_timeout"
+	echo 0 >"$PARAMS/max_resets"
+	echo 16 >"$PARAMS/ring_size"
+	attach "$s"
+	echo 10 >"$PARAMS/io_timeout"
+	echo 1 >"$PARAMS/max_resets"
+	echo 0 >"$PARAMS/ring_size"
+	[ "$(vcfg "$DISK" ring_size)" = 16 ] || fail "ring_size $(vcfg "$DISK" ring_size)"
+	[ "$(vcfg "$DISK" indirect)" = 0 ] || fail "indirect on"
+	start_fio "$DISK" 5
+	sleep 1
+	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	wait_fio 60
+	[ "$FIO_RC" != 0 ] || fail "fio on a silent device reported no errors"
+	[ "$(vcfg "$DISK" state)" = dead ] || fail "state $(vcfg "$DISK" state)"
+	timeout 60 "$BIND" none "${PCI_OF[$s]}" >/dev/null || rc=$?
+	[ "$rc" = 0 ] || fail "unbind of the dead disk failed or hung (exit $rc)"
+	attach "$s"
+	verify_ok "$s"
+}
+
+case_teardown() {
+	local s
+	for s in $LIFE_DISKS; do
+		"$BIND" virtio-pci "${PCI_OF[$s]}" >/dev/null
+		await_disk "$s" 30 || fail "$s did not return to virtio_blk"
+	done
+	if [ "$DRIVER" = vblk ]; then
+		udevadm settle --timeout=10 2>/dev/null || true
+		rmmod vblk || fail "rmmod vblk failed"
+	fi
+}
+
+main() {
+	[ "${1:-}" != --quick ] || QUICK=1
+	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-life-$DRIVER
+	TIMES=${VBLK_OUT:-/tmp/vblk-suite}/times-life-$DRIVER.txt
+	rm -rf "$CASE_DIR" /tmp/life-pci-map
+	mkdir -p "$CASE_DIR"
+	: >"$TIMES"
+	load_patterns
+	KMSG_N=0
+	kmsg_scan
+	echo "# lifecycle suite: DRIVER=$DRIVER kernel $(uname -r)$([ "$QUICK" = 1 ] && echo ', quick')"
+	udevadm settle --timeout=30 2>/dev/null || true
+	run_case "life: attach" case_setup
+	if [ "$LAST_VERDICT" != ok ]; then
+		summary
+		exit 1
+	fi
+	local s a
+	while read -r s a; do PCI_OF[$s]=$a; done </tmp/life-pci-map
+	run_case "life: held-open fd across unbind" case_held_open
+	run_case "life: unbind under fio" case_unbind_under_io
+	run_case "life: silent device failed within the bound" case_silent
+	run_case "life: lost doorbells recovered by reset" case_recover
+	run_case "life: full direct ring during a failure" case_full_ring_fail
+	run_case "life: sysfs reset (FLR) under fio" case_flr
+	run_case "life: bus mastering toggled under fio" case_bus_master
+	run_case "life: freeze cycle (pm_test=devices) under fio" case_pm_freeze
+	run_case "life: back to virtio_blk" case_teardown
+	summary
+	[ "$n_fail" = 0 ]
+}
+
+main "$@"
