@@ -11,6 +11,11 @@
 # says why in a "# reference:" line. Every case is bounded in time (fio's
 # own runtime, `timeout` around everything that could block), and each
 # recovery's duration is printed as "# recovery: ...".
+#
+# Not here: a freeze cycle (/sys/power/pm_test=devices). Under virtme-ng the
+# root file system is virtio 9p, whose driver has no freeze/restore, so the
+# cycle leaves the guest without its root (tried: the guest hung). vblk's
+# sleep callbacks share their code with the FLR case (pause/unpause).
 # Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -202,27 +207,6 @@ case_flr() {
 	verify_ok "$s"
 }
 
-# A freeze cycle with pm_test=devices (devices suspended and resumed, the
-# machine stays up) during fio with verify.
-case_pm_freeze() {
-	local s=vlife t0 rc=0
-	[ -w /sys/power/pm_test ] || skip "no /sys/power/pm_test (CONFIG_PM_DEBUG)"
-	grep -qw freeze /sys/power/state || skip "no freeze in /sys/power/state"
-	await_disk "$s" 30 || fail "no disk $s"
-	start_fio "$DISK" 10
-	sleep 2
-	echo devices >/sys/power/pm_test
-	now_us
-	t0=$NOW_US
-	timeout 60 sh -c 'echo freeze >/sys/power/state' || rc=$?
-	echo none >/sys/power/pm_test
-	echo "# recovery: freeze cycle (pm_test=devices) took $(ms_since "$t0") ms, exit $rc"
-	[ "$rc" = 0 ] || fail "freeze cycle failed (exit $rc)"
-	wait_fio 60
-	[ "$FIO_RC" = 0 ] || fail "fio across the freeze cycle exited $FIO_RC"
-	verify_ok "$s"
-}
-
 # A silent device (vblk/lose drops every doorbell): requests fail within
 # the bound 2 * io_timeout * (max_resets + 1), the disk is dead, and a
 # rebind gives a working disk again.
@@ -338,7 +322,6 @@ main() {
 	run_case "life: full direct ring during a failure" case_full_ring_fail
 	run_case "life: sysfs reset (FLR) under fio" case_flr
 	run_case "life: bus mastering toggled under fio" case_bus_master
-	run_case "life: freeze cycle (pm_test=devices) under fio" case_pm_freeze
 	run_case "life: back to virtio_blk" case_teardown
 	summary
 	[ "$n_fail" = 0 ]
