@@ -6,7 +6,7 @@
 #
 # Disks (group "life" of scripts/guest-suite): vlife (2 queues) and vlq16
 # (no indirect descriptors; vblk runs it with a 16-entry ring so that it
-# fills). The same steps run against the in-tree virtio_blk as the
+# fills), vleio (blkdebug fails every read and write of sector eio=N). The same steps run against the in-tree virtio_blk as the
 # reference where it can survive them; a case the reference is not run on
 # says why in a "# reference:" line. Every case is bounded in time (fio's
 # own runtime, `timeout` around everything that could block), and each
@@ -26,7 +26,7 @@ QUICK=0
 DRIVER=${DRIVER:?set DRIVER=virtio_blk or vblk}
 PARAMS=/sys/module/vblk/parameters
 declare -A PCI_OF=()
-LIFE_DISKS="vlife vlq16"
+LIFE_DISKS="vlife vlq16 vleio"
 
 # ---- helpers ----------------------------------------------------------------
 
@@ -207,6 +207,33 @@ case_flr() {
 	verify_ok "$s"
 }
 
+# Injected EIO (blkdebug): a read and a write touching the bad sector fail
+# with an I/O error, fio across it reports the error, and I/O elsewhere
+# still verifies (the disk stays live: an I/O error is not a broken device).
+case_eio() {
+	local s=vleio sec out rc=0
+	sec=${MF[$s:eio]}
+	[ "$sec" != - ] || fail "vleio has no eio= sector in the manifest"
+	await_disk "$s" 30 || fail "no disk $s"
+	! out=$(dd if="/dev/$DISK" of=/dev/null bs=4k skip=$((sec / 8)) count=1 iflag=direct 2>&1) ||
+		fail "a read of the bad sector succeeded"
+	step "read: $out"
+	[[ $out == *"Input/output error"* ]] || fail "the read failed, but not with EIO: $out"
+	! out=$(dd if=/dev/zero of="/dev/$DISK" bs=4k seek=$((sec / 8)) count=1 oflag=direct 2>&1) ||
+		fail "a write of the bad sector succeeded"
+	[[ $out == *"Input/output error"* ]] || fail "the write failed, but not with EIO: $out"
+	out=$(timeout 120 fio --name=eio --filename="/dev/$DISK" --ioengine=libaio --direct=1 \
+		--rw=read --bs=64k --iodepth=16 --offset=$((sec * 512 - 1048576)) --size=2m 2>&1) || rc=$?
+	printf '%s\n' "$out" | tail -3
+	[ "$rc" != 0 ] || fail "fio across the bad sector reported no error"
+	[ "$rc" != 124 ] || fail "fio across the bad sector hung"
+	grep -q 'Input/output error' <<<"$out" || fail "fio's error is not EIO"
+	verify_ok "$s"
+	if [ "$DRIVER" = vblk ]; then
+		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after I/O errors"
+	fi
+}
+
 # A silent device (vblk/lose drops every doorbell): requests fail within
 # the bound 2 * io_timeout * (max_resets + 1), the disk is dead, and a
 # rebind gives a working disk again.
@@ -303,6 +330,7 @@ main() {
 	rm -rf "$CASE_DIR" /tmp/life-pci-map
 	mkdir -p "$CASE_DIR"
 	: >"$TIMES"
+	load_manifest life
 	load_patterns
 	KMSG_N=0
 	kmsg_scan
@@ -317,6 +345,7 @@ main() {
 	while read -r s a; do PCI_OF[$s]=$a; done </tmp/life-pci-map
 	run_case "life: held-open fd across unbind" case_held_open
 	run_case "life: unbind under fio" case_unbind_under_io
+	run_case "life: injected EIO (blkdebug)" case_eio
 	run_case "life: silent device failed within the bound" case_silent
 	run_case "life: lost doorbells recovered by reset" case_recover
 	run_case "life: full direct ring during a failure" case_full_ring_fail
