@@ -123,12 +123,20 @@ static void vblk_resume_queue(struct vblk_dev *vb)
 	blk_mq_kick_requeue_list(q);
 }
 
-/* Under lifecycle_lock, with the queue quiesced and the device stopped. */
+/*
+ * Under lifecycle_lock, with the queue quiesced and the device stopped.
+ * A disk still live lets its queue run, so that parked and later requests
+ * fail at once; once remove has started, del_gendisk() owns the queue and
+ * it is only unquiesced.
+ */
 static void vblk_die_locked(struct vblk_dev *vb)
 {
 	vblk_set_state(vb, VBLK_DEAD);
 	vblk_mq_reclaim_inflight(vb, false);
-	vblk_resume_queue(vb);
+	if (READ_ONCE(vb->live))
+		vblk_resume_queue(vb);
+	else
+		blk_mq_unquiesce_queue(vb->disk->queue);
 }
 
 static s64 vblk_ms_since(ktime_t t0)

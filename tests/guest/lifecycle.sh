@@ -31,16 +31,22 @@ LIFE_DISKS="vlife vlq16 vleio"
 # ---- helpers ----------------------------------------------------------------
 
 # The function of serial $1 onto the driver under test (again); sets DISK.
+# udev handles the old disk's removal and the new one's arrival late, and
+# may delete a reused /dev/NAME after it was made: settle before using it.
 attach() {
 	"$BIND" none "${PCI_OF[$1]}" >/dev/null
 	wait_gone "$1" || fail "$1 did not go away"
+	udevadm settle --timeout=30 2>/dev/null || true
 	"$BIND" "$(bind_target "$DRIVER")" "${PCI_OF[$1]}" >/dev/null
+	udevadm settle --timeout=30 2>/dev/null || true
 	await_disk "$1" 30 || fail "$1 did not come back under $DRIVER"
 }
 
 # A background fio against /dev/$1 for $2 seconds (random 4k-64k writes
 # with verify at QD64 x 4 jobs); its pid in FIO_PID, output in /tmp/life-fio.
 start_fio() {
+	# fio would create a regular file in place of a missing node.
+	[ -b "/dev/$1" ] || fail "/dev/$1 is not a block device"
 	fio --name=life --filename="/dev/$1" --ioengine=libaio --direct=1 \
 		--rw=randrw --bsrange=4k-64k --iodepth=64 --numjobs=4 --size=16m \
 		--offset_increment=16m --time_based --runtime="$2" \
@@ -323,6 +329,16 @@ case_teardown() {
 	fi
 }
 
+# LIFE_ONLY=REGEX (iteration): run only the cases whose name matches; the
+# others are reported as skipped, with that reason.
+life_case() {
+	if [ -n "${LIFE_ONLY:-}" ] && ! [[ $1 =~ $LIFE_ONLY ]]; then
+		report skip "$1" "not selected (LIFE_ONLY=$LIFE_ONLY)"
+		return 0
+	fi
+	run_case "$@"
+}
+
 main() {
 	[ "${1:-}" != --quick ] || QUICK=1
 	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-life-$DRIVER
@@ -343,14 +359,14 @@ main() {
 	fi
 	local s a
 	while read -r s a; do PCI_OF[$s]=$a; done </tmp/life-pci-map
-	run_case "life: held-open fd across unbind" case_held_open
-	run_case "life: unbind under fio" case_unbind_under_io
-	run_case "life: injected EIO (blkdebug)" case_eio
-	run_case "life: silent device failed within the bound" case_silent
-	run_case "life: lost doorbells recovered by reset" case_recover
-	run_case "life: full direct ring during a failure" case_full_ring_fail
-	run_case "life: sysfs reset (FLR) under fio" case_flr
-	run_case "life: bus mastering toggled under fio" case_bus_master
+	life_case "life: held-open fd across unbind" case_held_open
+	life_case "life: unbind under fio" case_unbind_under_io
+	life_case "life: injected EIO (blkdebug)" case_eio
+	life_case "life: silent device failed within the bound" case_silent
+	life_case "life: lost doorbells recovered by reset" case_recover
+	life_case "life: full direct ring during a failure" case_full_ring_fail
+	life_case "life: sysfs reset (FLR) under fio" case_flr
+	life_case "life: bus mastering toggled under fio" case_bus_master
 	run_case "life: back to virtio_blk" case_teardown
 	summary
 	[ "$n_fail" = 0 ]
