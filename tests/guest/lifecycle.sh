@@ -196,7 +196,10 @@ case_flr() {
 	local s=vlife a t0 i
 	vblk_only "sysfs reset (FLR) under I/O: not run on virtio_blk (virtio-pci has no reset_prepare/reset_done in these kernels)"
 	a=${PCI_OF[$s]}
-	[ -e "/sys/bus/pci/devices/$a/reset" ] || fail "no reset file for $a"
+	# QEMU's virtio-blk-pci on the lab machine's root bus is conventional
+	# PCI without FLR or a PM reset: the kernel then offers no reset file.
+	[ -e "/sys/bus/pci/devices/$a/reset" ] ||
+		skip "the device offers no reset method (no FLR, no PM reset: conventional PCI on the root bus)"
 	await_disk "$s" 30 || fail "no disk $s"
 	start_fio "$DISK" 12
 	sleep 2
