@@ -92,11 +92,9 @@ static int vblk_restart_hw(struct vblk_dev *vb)
 	if (!pci_device_is_present(vb->pci.pdev))
 		return -ENODEV;
 	pci_set_master(vb->pci.pdev);
-	err = vblk_pci_reset(&vb->pci);
+	err = vblk_pci_begin(&vb->pci);
 	if (err)
 		return err;
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER);
 	if ((vblk_pci_device_features(&vb->pci) & vb->pci.features) !=
 	    vb->pci.features) {
 		dev_err(vblk_dev_of(vb), "device no longer offers the negotiated features\n");

@@ -630,7 +630,7 @@ static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
 	vblk_queue_init_completion(q);
 	err = vblk_queue_start(vb, q);
 	if (err) {
-		vblk_queue_stop_completion(q);
+		vblk_queue_offline(q);
 		vblk_free_queue_mem(vb, q);
 	}
 	return err;
@@ -639,7 +639,7 @@ static int vblk_setup_queue(struct vblk_dev *vb, unsigned int i)
 static void vblk_free_queues(struct vblk_dev *vb, unsigned int n)
 {
 	while (n--) {
-		vblk_queue_stop_completion(&vb->queues[n]);
+		vblk_queue_offline(&vb->queues[n]);
 		vblk_free_queue_mem(vb, &vb->queues[n]);
 	}
 	kfree(vb->queues);
@@ -917,6 +917,9 @@ static DEVICE_ATTR_RO(rings);
  * Test hook: "irq N" ignores the next N queue interrupts, "kick N" leaves
  * the next N doorbells unwritten (N <= VBLK_LOSE_MAX; 0 cancels). The
  * requests they concern wait for the request timeout, which recovers them.
+ * "silent 1" makes the device look dead to the driver until "silent 0":
+ * lost doorbells alone are not that, as a device restart makes QEMU look
+ * at the ring again on its own.
  */
 #define VBLK_LOSE_MAX	1000
 
@@ -925,8 +928,9 @@ static ssize_t lose_show(struct device *dev, struct device_attribute *attr,
 {
 	struct vblk_dev *vb = vblk_from_dev(dev);
 
-	return sysfs_emit(buf, "irq %d\nkick %d\n", atomic_read(&vb->lose_irqs),
-			  atomic_read(&vb->lose_kicks));
+	return sysfs_emit(buf, "irq %d\nkick %d\nsilent %d\n",
+			  atomic_read(&vb->lose_irqs),
+			  atomic_read(&vb->lose_kicks), READ_ONCE(vb->silent));
 }
 
 static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
@@ -942,6 +946,8 @@ static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
 		atomic_set(&vb->lose_irqs, n);
 	else if (!strcmp(what, "kick"))
 		atomic_set(&vb->lose_kicks, n);
+	else if (!strcmp(what, "silent") && n <= 1)
+		WRITE_ONCE(vb->silent, n);
 	else
 		return -EINVAL;
 	return count;
@@ -1006,10 +1012,9 @@ static int vblk_start_device(struct vblk_dev *vb)
 {
 	int err;
 
-	vblk_pci_reset(&vb->pci);
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER);
-	err = vblk_negotiate(vb);
+	err = vblk_pci_begin(&vb->pci);
+	if (!err)
+		err = vblk_negotiate(vb);
 	if (!err)
 		err = vblk_count_queues(vb);
 	if (!err)
@@ -1078,7 +1083,7 @@ static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
 	err = vblk_add_disk(vb);
 	if (err)
-		goto err_disk;
+		goto err_irqs;
 	WRITE_ONCE(vb->live, true);
 
 	dev_info(&pdev->dev,
@@ -1091,18 +1096,14 @@ static int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 vb->event_idx ? ", event idx" : "");
 	return 0;
 
-err_disk:
-	vblk_pci_reset(&vb->pci);
-	vblk_irqs_free(vb);
-	cancel_work_sync(&vb->config_work);
-	cancel_work_sync(&vb->reset_work);
-	vblk_destroy_disk(vb);
-	goto err_queues;
 err_irqs:
+	/* Device quiet and handlers gone before the works they schedule. */
 	vblk_pci_reset(&vb->pci);
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
 	cancel_work_sync(&vb->reset_work);
+	if (vb->disk)
+		vblk_destroy_disk(vb);
 err_queues:
 	vblk_pci_reset(&vb->pci);
 	vblk_free_queues(vb, vb->nr_queues);

@@ -34,7 +34,8 @@ static bool vblk_lose_one(atomic_t *n)
  */
 void vblk_notify(struct vblk_queue *q)
 {
-	if (vblk_lose_one(&q->vb->lose_kicks))
+	if (unlikely(READ_ONCE(q->vb->silent)) ||
+	    vblk_lose_one(&q->vb->lose_kicks))
 		return;
 	iowrite16(q->index, q->doorbell);
 }
@@ -95,15 +96,20 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 
 	t->idle = false;
 	spin_lock_irqsave(&q->lock, flags);
-	/* A stopped device's ring is the lifecycle code's until restart. */
-	for (t->n = 0; !q->offline && t->n < want; t->n++) {
+	/*
+	 * A stopped device's ring is the lifecycle code's until restart; a
+	 * silent one (test hook) shows nothing, as if it were stopped.
+	 */
+	if (unlikely(READ_ONCE(q->vb->silent)))
+		t->idle = true;
+	for (t->n = 0; !q->offline && !t->idle && t->n < want; t->n++) {
 		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
 		if (ret <= 0)
 			break;
 	}
 	q->stats.completions += t->n;
 	t->failed = ret < 0;
-	if (q->offline)
+	if (q->offline || t->idle)
 		t->idle = true;		/* nothing to wait for: stop */
 	else if (rearm && t->n < want)
 		t->idle = vblk_rearm_locked(q);
@@ -455,38 +461,34 @@ void vblk_queue_init_completion(struct vblk_queue *q)
 }
 
 /*
- * The device was stopped: no harvest may touch the ring until
- * vblk_queue_start() rebuilds it. Waits for a running irq_poll and leaves
- * it disabled. Idempotent (irq_poll_disable() is not).
+ * Offline: the device was stopped, and no harvest may touch the ring until
+ * vblk_queue_start() rebuilds it; a running irq_poll is waited for and
+ * stays disabled. Online undoes that. Idempotent either way, which
+ * irq_poll_disable()/irq_poll_enable() are not.
  */
-void vblk_queue_offline(struct vblk_queue *q)
+static void vblk_queue_set_offline(struct vblk_queue *q, bool offline)
 {
 	unsigned long flags;
 	bool was;
 
 	spin_lock_irqsave(&q->lock, flags);
 	was = q->offline;
-	q->offline = true;
+	q->offline = offline;
 	spin_unlock_irqrestore(&q->lock, flags);
-	if (!was)
+	if (was == offline)
+		return;
+	if (offline)
 		irq_poll_disable(&q->iop);
-}
-
-/* Undo vblk_queue_offline() once the ring was rebuilt. */
-void vblk_queue_online(struct vblk_queue *q)
-{
-	unsigned long flags;
-	bool was;
-
-	spin_lock_irqsave(&q->lock, flags);
-	was = q->offline;
-	q->offline = false;
-	spin_unlock_irqrestore(&q->lock, flags);
-	if (was)
+	else
 		irq_poll_enable(&q->iop);
 }
 
-void vblk_queue_stop_completion(struct vblk_queue *q)
+void vblk_queue_offline(struct vblk_queue *q)
 {
-	vblk_queue_offline(q);
+	vblk_queue_set_offline(q, true);
+}
+
+void vblk_queue_online(struct vblk_queue *q)
+{
+	vblk_queue_set_offline(q, false);
 }

@@ -216,6 +216,21 @@ int vblk_pci_reset(struct vblk_pci *p)
 	return 0;
 }
 
+/*
+ * The start of every initialisation (virtio 1.x, 3.1.1): reset, then tell
+ * the device a driver found it and knows how to drive it.
+ */
+int vblk_pci_begin(struct vblk_pci *p)
+{
+	int err = vblk_pci_reset(p);
+
+	if (err)
+		return err;
+	vblk_pci_add_status(p, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	vblk_pci_add_status(p, VIRTIO_CONFIG_S_DRIVER);
+	return 0;
+}
+
 u64 vblk_pci_device_features(struct vblk_pci *p)
 {
 	u64 f;

@@ -202,10 +202,14 @@ struct vblk_dev {
 	/*
 	 * Test hooks (vblk/lose): this many of the next queue interrupts are
 	 * ignored, or doorbells left unwritten, so that the request
-	 * timeout's recovery can be exercised. Zero outside tests.
+	 * timeout's recovery can be exercised; while silent is set the driver
+	 * sees no answer at all (doorbells dropped, used ring ignored), which
+	 * is a device that stopped answering as far as the driver can tell.
+	 * Zero outside tests.
 	 */
 	atomic_t lose_irqs;
 	atomic_t lose_kicks;
+	bool silent;
 };
 
 static inline struct device *vblk_dev_of(struct vblk_dev *vb)
@@ -217,6 +221,7 @@ static inline struct device *vblk_dev_of(struct vblk_dev *vb)
 int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev);
 void vblk_pci_exit(struct vblk_pci *p);
 int vblk_pci_reset(struct vblk_pci *p);
+int vblk_pci_begin(struct vblk_pci *p);
 void vblk_pci_add_status(struct vblk_pci *p, u8 bits);
 u8 vblk_pci_get_status(struct vblk_pci *p);
 u64 vblk_pci_device_features(struct vblk_pci *p);
@@ -246,7 +251,6 @@ int vblk_irqs_request(struct vblk_dev *vb);
 void vblk_irqs_free(struct vblk_dev *vb);
 void vblk_irqs_sync(struct vblk_dev *vb);
 void vblk_queue_init_completion(struct vblk_queue *q);
-void vblk_queue_stop_completion(struct vblk_queue *q);
 void vblk_queue_offline(struct vblk_queue *q);
 void vblk_queue_online(struct vblk_queue *q);
 int vblk_queue_harvest(struct vblk_queue *q, int budget,

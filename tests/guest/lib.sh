@@ -77,6 +77,17 @@ kmsg_scan() {
 	KMSG_N=${out##*#lines }
 }
 
+# kmsg_keep FROM FILE: the whole kernel log after line FROM (the patterns
+# pick one line; the trace after it is what explains a failure). A blocked
+# task also gets every blocked task's stack (sysrq w) added.
+kmsg_keep() {
+	if [[ $KMSG_PROBS == *"blocked for more than"* ]] && [ -w /proc/sysrq-trigger ]; then
+		echo w >/proc/sysrq-trigger 2>/dev/null || true
+		sleep 1
+	fi
+	dmesg 2>/dev/null | tail -n +"$(($1 + 1))" >"$2" || true
+}
+
 # run_case NAME FUNC ARGS...: run FUNC in a subshell with errexit, its output
 # in a per-case log; any unexpected failing command fails the case, and so
 # does a kernel log problem that appeared while it ran.
@@ -106,9 +117,11 @@ run_case() {
 		reason=${lines[*]}
 		reason=${reason:0:400}
 	fi
+	local from=$KMSG_N
 	kmsg_scan
 	if [ -n "$KMSG_PROBS" ]; then
 		rc=1
+		kmsg_keep "$from" "$log.kmsg"
 		reason="kernel log: ${KMSG_PROBS%%$'\n'*}${reason:+ (and: $reason)}"
 	fi
 	case $rc in
@@ -118,6 +131,7 @@ run_case() {
 		report FAIL "$name" "${reason:-exit $rc}"
 		if [ -n "$KMSG_PROBS" ]; then
 			printf '%s\n' "$KMSG_PROBS" | head -20 | sed 's/^/  # /'
+			echo "  # whole kernel log of the case: $log.kmsg"
 		fi
 		tail -15 "$log" | sed 's/^/  # /'
 		;;

@@ -243,7 +243,8 @@ case_eio() {
 	fi
 }
 
-# A silent device (vblk/lose drops every doorbell): requests fail within
+# A silent device (vblk/lose "silent": no doorbell reaches it, no answer
+# reaches the driver): requests fail within
 # the bound 2 * io_timeout * (max_resets + 1), the disk is dead, and a
 # rebind gives a working disk again.
 case_silent() {
@@ -254,7 +255,7 @@ case_silent() {
 	attach "$s"
 	echo 10 >"$PARAMS/io_timeout"
 	bound=$((2 * 2 * 2 + 10))
-	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	now_us
 	t0=$NOW_US
 	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none || rc=$?
@@ -268,7 +269,7 @@ case_silent() {
 	verify_ok "$s"
 }
 
-# Lost doorbells for a while, then the device answers again: the reset
+# A silent device for a while, then it answers again: the reset
 # brings the requests back (requeued), nothing fails.
 case_recover() {
 	local s=vlife t0 rc=0 rec0
@@ -278,13 +279,13 @@ case_recover() {
 	attach "$s"
 	echo 10 >"$PARAMS/io_timeout"
 	rec0=$(vcfg "$DISK" recoveries)
-	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	now_us
 	t0=$NOW_US
 	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none &
 	local pid=$!
 	sleep 3
-	echo "kick 0" >"/sys/block/$DISK/vblk/lose"
+	echo "silent 0" >"/sys/block/$DISK/vblk/lose"
 	wait "$pid" || rc=$?
 	echo "# recovery: lost doorbells: read done (exit $rc) after $(ms_since "$t0") ms, $(($(vcfg "$DISK" recoveries) - rec0)) reset(s)"
 	[ "$rc" = 0 ] || fail "the read failed (exit $rc) although the device came back"
@@ -310,7 +311,7 @@ case_full_ring_fail() {
 	[ "$(vcfg "$DISK" indirect)" = 0 ] || fail "indirect on"
 	start_fio "$DISK" 5
 	sleep 1
-	echo "kick 1000" >"/sys/block/$DISK/vblk/lose"
+	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	wait_fio 60
 	[ "$FIO_RC" != 0 ] || fail "fio on a silent device reported no errors"
 	[ "$(vcfg "$DISK" state)" = dead ] || fail "state $(vcfg "$DISK" state)"
