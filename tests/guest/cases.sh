@@ -78,6 +78,13 @@ case_properties() {
 	[ "${#mqs[@]}" = "$want" ] ||
 		fail "${#mqs[@]} hardware queues, expected $want (num-queues=$q, $NCPU cpus)"
 	step "$s /dev/$d: size lbs ro = $got, pbs ${MF[$s:pbs]}, ${#mqs[@]} queues"
+	# udev's persistent name comes from the serial sysfs file (both drivers).
+	udevadm settle --timeout=30 2>/dev/null || true
+	got=$(readlink -f "/dev/disk/by-id/virtio-$s" 2>/dev/null || echo none)
+	[ "$got" = "/dev/$d" ] || fail "/dev/disk/by-id/virtio-$s points to $got, not /dev/$d"
+	got=$(lsblk -dbn -o NAME,SIZE "/dev/$d" | tr -s ' ') || fail "lsblk /dev/$d failed"
+	[ "$got" = "$d ${MF[$s:size]}" ] || fail "lsblk shows '$got', expected '$d ${MF[$s:size]}'"
+	step "udev: /dev/disk/by-id/virtio-$s -> /dev/$d; lsblk: $got"
 	inject_warn_once
 }
 
@@ -246,7 +253,7 @@ case_readonly() {
 
 # mkfs.ext4, mount, write files, sync, umount, remount and check, fsck clean.
 case_ext4() {
-	local s=$1 d m=/tmp/vblk-mnt-$1 i
+	local s=$1 d m=/tmp/vblk-mnt-$1 i got
 	disk "$s"
 	d=$DISK
 	mkdir -p "$m"
@@ -260,6 +267,8 @@ case_ext4() {
 	(cd "$m" && find . -type f ! -name sums -exec sha256sum {} + >"/tmp/vblk-sums-$s")
 	sync
 	umount "$m"
+	got=$(blkid -p -s TYPE -o value "/dev/$d") || fail "blkid -p /dev/$d failed"
+	[ "$got" = ext4 ] || fail "blkid sees '$got' on /dev/$d, not ext4"
 	step "remount read-only and compare"
 	mount -t ext4 -o ro "/dev/$d" "$m"
 	(cd "$m" && sha256sum --quiet -c "/tmp/vblk-sums-$s") || { umount "$m"; fail "file contents differ after remount"; }

@@ -139,9 +139,37 @@ run_case() {
 	return 0
 }
 
+# ---- QMP (scripts/vm-run and scripts/qmp-agent) -----------------------------
+
+# qmp JSON: send one QMP command to this guest's QEMU; QEMU's answer goes to
+# stdout. Fails when QEMU answered with an error or not within 40 s.
+QMP_N=0
+qmp() {
+	local dir=${VBLK_OUT:?}/qmp name i resp
+	[ -d "$dir" ] || { echo "qmp: no $dir (not booted by scripts/vm-run?)" >&2; return 2; }
+	QMP_N=$((QMP_N + 1))
+	name=$dir/g$$-$BASHPID-$QMP_N
+	printf '%s\n' "$1" >"$name.tmp"
+	mv "$name.tmp" "$name.req"
+	for ((i = 0; i < 400; i++)); do
+		if [ -e "$name.resp" ]; then
+			resp=$(cat "$name.resp")
+			rm -f "$name.resp"
+			printf '%s\n' "$resp"
+			[[ $resp != *'"error"'* ]]
+			return
+		fi
+		nap 0.1
+	done
+	rm -f "$name.req"
+	echo "qmp: no answer to $1" >&2
+	return 1
+}
+
 # ---- the disk manifest (written by scripts/vm-run) --------------------------
 # One line per disk: serial= size= lbs= pbs= ro= queues= qsize= backend= sha1m=
-# group= (optional) tags disks meant for one suite.
+# group= (optional) tags disks meant for one suite; eio= the blkdebug sector;
+# qdev= node= port= file= QEMU's device, drive and root port ids and the image.
 # load_manifest [GROUP]: MF[serial:key] for every disk; SERIALS (in order)
 # lists the disks of GROUP, or all disks when no group is given.
 

@@ -6,8 +6,10 @@
 #
 # Disks (group "life" of scripts/guest-suite): vlife (2 queues) and vlq16
 # (no indirect descriptors; vblk runs it with a 16-entry ring so that it
-# fills), vleio (blkdebug fails every read and write of sector eio=N). The same steps run against the in-tree virtio_blk as the
-# reference where it can survive them; a case the reference is not run on
+# fills), vleio (blkdebug fails every read and write of sector eio=N),
+# vhot (behind a PCIe root port: unplugged and plugged back through QMP,
+# resized, reset by FLR). The same steps run against the in-tree virtio_blk
+# as the reference where it can survive them; a case the reference is not run on
 # says why in a "# reference:" line. Every case is bounded in time (fio's
 # own runtime, `timeout` around everything that could block), and each
 # recovery's duration is printed as "# recovery: ...".
@@ -26,7 +28,8 @@ QUICK=0
 DRIVER=${DRIVER:?set DRIVER=virtio_blk or vblk}
 PARAMS=/sys/module/vblk/parameters
 declare -A PCI_OF=()
-LIFE_DISKS="vlife vlq16 vleio"
+LIFE_DISKS="vlife vlq16 vleio vhot"
+
 
 # ---- helpers ----------------------------------------------------------------
 
@@ -42,14 +45,17 @@ attach() {
 	await_disk "$1" 30 || fail "$1 did not come back under $DRIVER"
 }
 
-# A background fio against /dev/$1 for $2 seconds (random 4k-64k writes
-# with verify at QD64 x 4 jobs); its pid in FIO_PID, output in /tmp/life-fio.
+# A background fio against /dev/$1 for $2 seconds (random 4k-64k reads and
+# writes at QD64 x 4 jobs over the first 64 MiB; with $3 = verify, writes
+# verified as they complete); its pid in FIO_PID, output in /tmp/life-fio.
 start_fio() {
+	local v=()
 	# fio would create a regular file in place of a missing node.
 	[ -b "/dev/$1" ] || fail "/dev/$1 is not a block device"
+	[ "${3:-}" != verify ] || v=(--rw=randwrite --verify=crc32c --verify_fatal=1 --verify_backlog=64)
 	fio --name=life --filename="/dev/$1" --ioengine=libaio --direct=1 \
 		--rw=randrw --bsrange=4k-64k --iodepth=64 --numjobs=4 --size=16m \
-		--offset_increment=16m --time_based --runtime="$2" \
+		--offset_increment=16m --time_based --runtime="$2" "${v[@]}" \
 		--group_reporting >/tmp/life-fio 2>&1 &
 	FIO_PID=$!
 }
@@ -84,6 +90,98 @@ verify_ok() {
 
 vcfg() { sed -n "s/^$2 //p" "/sys/block/$1/vblk/config"; }
 
+# held_fd_probe FD: HDIO_GETGEO, BLKGETSIZE64 and a read on an open file
+# descriptor of a disk that went away; prints NAME=ok or NAME=<error>.
+held_fd_probe() {
+	timeout 30 python3 - "$1" <<-'EOF'
+		import fcntl, os, sys
+		fd = int(sys.argv[1])
+		res = []
+		for name, req, size in (("HDIO_GETGEO", 0x0301, 16), ("BLKGETSIZE64", 0x80081272, 8)):
+		    try:
+		        fcntl.ioctl(fd, req, bytes(size))
+		        res.append(name + "=ok")
+		    except OSError as e:
+		        res.append("%s=%s" % (name, os.strerror(e.errno)))
+		try:
+		    os.pread(fd, 4096, 0)
+		    res.append("read=ok")
+		except OSError as e:
+		    res.append("read=" + os.strerror(e.errno))
+		print(" ".join(res))
+	EOF
+}
+
+# ---- QMP: unplug, plug back, resize (vhot) ------------------------------------
+
+# QEMU's DEVICE_DELETED events for device $1 so far (the agent appends to
+# events.log and keeps it open: a guest must not rewrite it).
+deleted_events() {
+	grep -c "\"DEVICE_DELETED\".*\"device\": \"$1\"" "$VBLK_OUT/qmp/events.log" 2>/dev/null || true
+}
+
+# Unplug serial $1 (QMP device_del) and wait until the guest let it go and
+# QEMU deleted it (DEVICE_DELETED); fails after $2 seconds (default 30).
+unplug() {
+	local s=$1 i id=${MF[$1:qdev]} n0
+	n0=$(deleted_events "$id")
+	qmp "{\"execute\": \"device_del\", \"arguments\": {\"id\": \"$id\"}}" >/dev/null ||
+		fail "device_del $id refused"
+	for ((i = 0; i < ${2:-30} * 10; i++)); do
+		if ! find_disk "$s" && [ ! -e "/sys/bus/pci/devices/${PCI_OF[$s]}" ] &&
+		   [ "$(deleted_events "$id")" -gt "$n0" ]; then
+			return 0
+		fi
+		nap 0.1
+	done
+	fail "$s ($id) not gone ${2:-30} s after device_del"
+}
+
+# Plug serial $1 back into its root port with a new drive node on the same
+# image, and move it onto the driver under test (a new function binds to
+# virtio-pci: vblk never takes a device by itself).
+replug() {
+	local s=$1 node n=0
+	# Cases run in subshells: the plug count and node live in files.
+	[ -f "/tmp/life-plugs-$s" ] && n=$(cat "/tmp/life-plugs-$s")
+	n=$((n + 1))
+	echo "$n" >"/tmp/life-plugs-$s"
+	# Node names live as long as the boot: the other driver's run made some.
+	node=${s}_${DRIVER}_$n
+	qmp "{\"execute\": \"blockdev-add\", \"arguments\": {\"driver\": \"raw\", \"node-name\": \"$node\", \"file\": {\"driver\": \"file\", \"filename\": \"${MF[$s:file]}\"}}}" >/dev/null ||
+		fail "blockdev-add $node refused"
+	qmp "{\"execute\": \"device_add\", \"arguments\": {\"driver\": \"virtio-blk-pci\", \"id\": \"${MF[$s:qdev]}\", \"bus\": \"${MF[$s:port]}\", \"drive\": \"$node\", \"serial\": \"$s\"}}" >/dev/null ||
+		fail "device_add ${MF[$s:qdev]} refused"
+	echo "$node" >"/tmp/life-node-$s"
+	await_disk "$s" 30 || fail "$s did not come back after device_add"
+	[ "$DRIVER" = virtio_blk ] || attach "$s"
+	udevadm settle --timeout=30 2>/dev/null || true
+	await_disk "$s" 30 || fail "no disk $s after device_add"
+}
+
+# The QEMU drive node of serial $1 now (a plug back makes a new one).
+node_of() {
+	if [ -f "/tmp/life-node-$1" ]; then cat "/tmp/life-node-$1"; else echo "${MF[$1:node]}"; fi
+}
+
+# A case that failed half way may have left serial $1 unplugged.
+ensure_plugged() {
+	[ -e "/sys/bus/pci/devices/${PCI_OF[$1]}" ] || replug "$1"
+}
+
+# resize SERIAL BYTES: block_resize on the host, then wait until the disk
+# shows the new size (the config interrupt's work).
+resize() {
+	local s=$1 bytes=$2 i
+	qmp "{\"execute\": \"block_resize\", \"arguments\": {\"node-name\": \"$(node_of "$s")\", \"size\": $bytes}}" >/dev/null ||
+		fail "block_resize $s to $bytes refused"
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "/sys/block/$DISK/size")" = $((bytes / 512)) ] && return 0
+		nap 0.1
+	done
+	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
+}
+
 ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
 
 vblk_only() {
@@ -110,55 +208,58 @@ case_setup() {
 	done
 }
 
-# A file descriptor held open across unbind: the ioctls and a read on it
-# answer (with an error) and do not touch freed memory (slub_debug,
+# held_across SERIAL WHAT REMOVE...: a file descriptor held open while
+# REMOVE takes the disk away: the ioctls and a read on it answer (the read
+# may come from the page cache) and do not touch freed memory (slub_debug,
 # KFENCE and init_on_free would show it in the kernel log); close works.
+held_across() {
+	local s=$1 what=$2 out fd
+	shift 2
+	await_disk "$s" 30 || fail "no disk $s"
+	exec {fd}<"/dev/$DISK"
+	"$@"
+	out=$(held_fd_probe "$fd") || fail "ioctls on the held fd did not return (exit $?)"
+	exec {fd}<&-
+	step "held fd after $what: $out"
+	[[ $out == *"HDIO_GETGEO=No such device or address"* ]] ||
+		fail "HDIO_GETGEO after $what: $out (want ENXIO)"
+}
+
+# gone_under_fio SERIAL WHAT REMOVE...: REMOVE takes the disk away while
+# fio runs at QD64 x 4 jobs; it and fio both end promptly (in-flight I/O
+# completes, with errors after the disk went).
+gone_under_fio() {
+	local s=$1 what=$2 t0
+	shift 2
+	await_disk "$s" 30 || fail "no disk $s"
+	start_fio "$DISK" 20
+	sleep 3
+	now_us
+	t0=$NOW_US
+	"$@"
+	echo "# recovery: $what under fio: done after $(ms_since "$t0") ms"
+	wait_fio 60
+}
+
+# Unbind serial $1, bounded.
+unbind() {
+	timeout 60 "$BIND" none "${PCI_OF[$1]}" >/dev/null || fail "unbind did not finish in 60 s"
+	wait_gone "$1" || fail "$1 still there after unbind"
+}
+
 case_held_open() {
-	local s=vlife i out
+	local s=vlife i
 	for ((i = 0; i < 3; i++)); do
-		await_disk "$s" 30 || fail "no disk $s"
-		exec {fd}<"/dev/$DISK"
-		"$BIND" none "${PCI_OF[$s]}" >/dev/null
-		wait_gone "$s" || fail "$s still there after unbind"
-		out=$(timeout 30 python3 - "$fd" <<-'EOF'
-			import fcntl, os, struct, sys
-			fd = int(sys.argv[1])
-			res = []
-			for name, req, size in (("HDIO_GETGEO", 0x0301, 16), ("BLKGETSIZE64", 0x80081272, 8)):
-			    try:
-			        fcntl.ioctl(fd, req, bytes(size))
-			        res.append(name + "=ok")
-			    except OSError as e:
-			        res.append("%s=%s" % (name, os.strerror(e.errno)))
-			try:
-			    os.pread(fd, 4096, 0)
-			    res.append("read=ok")
-			except OSError as e:
-			    res.append("read=" + os.strerror(e.errno))
-			print(" ".join(res))
-		EOF
-		) || fail "ioctls on the held fd did not return (exit $?)"
-		exec {fd}<&-
-		step "held fd after unbind: $out"
-		[[ $out == *"HDIO_GETGEO=No such device or address"* ]] ||
-			fail "HDIO_GETGEO on a removed disk: $out (want ENXIO)"
+		held_across "$s" unbind unbind "$s"
 		attach "$s"
 	done
 }
 
-# Unbind while fio runs: the unbind and fio both end promptly (in-flight
-# I/O completes, with errors after the disk went), the disk comes back.
+# Unbind while fio runs; the disk comes back.
 case_unbind_under_io() {
-	local s=vlife t0 i
+	local s=vlife i
 	for ((i = 0; i < 2; i++)); do
-		await_disk "$s" 30 || fail "no disk $s"
-		start_fio "$DISK" 20
-		sleep 3
-		now_us
-		t0=$NOW_US
-		timeout 60 "$BIND" none "${PCI_OF[$s]}" >/dev/null || fail "unbind under I/O did not finish in 60 s"
-		echo "# recovery: unbind under fio took $(ms_since "$t0") ms"
-		wait_fio 60
+		gone_under_fio "$s" unbind unbind "$s"
 		attach "$s"
 	done
 	verify_ok "$s"
@@ -193,15 +294,21 @@ case_bus_master() {
 # Function level reset through sysfs while fio runs with verify: the reset
 # pauses the rings and restarts them, nothing is lost.
 case_flr() {
-	local s=vlife a t0 i
-	vblk_only "sysfs reset (FLR) under I/O: not run on virtio_blk (virtio-pci has no reset_prepare/reset_done in these kernels)"
+	local s=vhot a t0 i
+	# The in-tree driver got reset_prepare/reset_done after 6.12; without
+	# them an FLR resets the device under it and its I/O hangs.
+	if [ "$DRIVER" = virtio_blk ] && ! grep -qw virtblk_reset_prepare /proc/kallsyms; then
+		echo "# reference: this kernel's virtio_blk has no reset_prepare/reset_done"
+		skip "virtio_blk of $(uname -r) has no FLR support (no virtblk_reset_prepare)"
+	fi
+	ensure_plugged "$s"
 	a=${PCI_OF[$s]}
-	# QEMU's virtio-blk-pci on the lab machine's root bus is conventional
-	# PCI without FLR or a PM reset: the kernel then offers no reset file.
+	# vhot is a PCI Express function (behind a root port) with FLR.
 	[ -e "/sys/bus/pci/devices/$a/reset" ] ||
-		skip "the device offers no reset method (no FLR, no PM reset: conventional PCI on the root bus)"
+		fail "vhot offers no reset method ($(cat "/sys/bus/pci/devices/$a/reset_method" 2>/dev/null || echo none))"
+	step "reset methods: $(cat "/sys/bus/pci/devices/$a/reset_method" 2>/dev/null || echo '?')"
 	await_disk "$s" 30 || fail "no disk $s"
-	start_fio "$DISK" 12
+	start_fio "$DISK" 12 verify
 	sleep 2
 	for ((i = 0; i < 3; i++)); do
 		now_us
@@ -212,7 +319,9 @@ case_flr() {
 	done
 	wait_fio 60
 	[ "$FIO_RC" = 0 ] || fail "fio across FLR exited $FIO_RC: I/O was lost"
-	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after FLR"
+	if [ "$DRIVER" = vblk ]; then
+		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after FLR"
+	fi
 	verify_ok "$s"
 }
 
@@ -321,8 +430,45 @@ case_full_ring_fail() {
 	verify_ok "$s"
 }
 
+# device_del while fio runs, and across a held-open fd; plugged back
+# (device_add), the disk verifies.
+case_unplug_under_io() {
+	local s=vhot i
+	[ "${MF[$s:port]:-}" != - ] && [ -n "${MF[$s:port]:-}" ] || fail "vhot is not behind a root port (vm-run port)"
+	for ((i = 0; i < 2; i++)); do
+		gone_under_fio "$s" device_del unplug "$s" 60
+		replug "$s"
+	done
+	for ((i = 0; i < 2; i++)); do
+		held_across "$s" device_del unplug "$s" 60
+		replug "$s"
+	done
+	verify_ok "$s"
+}
+
+# Grow and shrink the disk (QMP block_resize) while fio verifies the first
+# 64 MiB: the new capacity shows, and no I/O fails.
+case_resize_under_io() {
+	local s=vhot size=${MF[vhot:size]}
+	ensure_plugged "$s"
+	await_disk "$s" 30 || fail "no disk $s"
+	start_fio "$DISK" 12 verify
+	sleep 2
+	resize "$s" $((size + 128 * 1048576))
+	step "grown to $(cat "/sys/block/$DISK/size") sectors"
+	sleep 2
+	resize "$s" $((128 * 1048576))
+	step "shrunk to $(cat "/sys/block/$DISK/size") sectors"
+	sleep 2
+	resize "$s" "$size"
+	wait_fio 60
+	[ "$FIO_RC" = 0 ] || fail "fio across the resizes exited $FIO_RC"
+	verify_ok "$s"
+}
+
 case_teardown() {
 	local s
+	ensure_plugged vhot
 	for s in $LIFE_DISKS; do
 		"$BIND" virtio-pci "${PCI_OF[$s]}" >/dev/null
 		await_disk "$s" 30 || fail "$s did not return to virtio_blk"
@@ -347,7 +493,9 @@ main() {
 	[ "${1:-}" != --quick ] || QUICK=1
 	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-life-$DRIVER
 	TIMES=${VBLK_OUT:-/tmp/vblk-suite}/times-life-$DRIVER.txt
-	rm -rf "$CASE_DIR" /tmp/life-pci-map
+	# /tmp/life-node-* stays: QEMU's drive node of a disk an earlier run
+	# plugged back.
+	rm -rf "$CASE_DIR" /tmp/life-pci-map /tmp/life-plugs-*
 	mkdir -p "$CASE_DIR"
 	: >"$TIMES"
 	load_manifest life
@@ -369,6 +517,8 @@ main() {
 	life_case "life: silent device failed within the bound" case_silent
 	life_case "life: lost doorbells recovered by reset" case_recover
 	life_case "life: full direct ring during a failure" case_full_ring_fail
+	life_case "life: device_del under fio, held fd" case_unplug_under_io
+	life_case "life: resize under fio" case_resize_under_io
 	life_case "life: sysfs reset (FLR) under fio" case_flr
 	life_case "life: bus mastering toggled under fio" case_bus_master
 	run_case "life: back to virtio_blk" case_teardown

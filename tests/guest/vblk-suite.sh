@@ -350,6 +350,78 @@ case_cycles() {
 	done
 }
 
+# Installed the way users do (the module in updates/, depmod, options in
+# /etc/modprobe.d): modprobe loads it with those options and it takes no
+# device by itself; a bound disk gets the configured name and timeout.
+# (scripts/dkms-test checks that DKMS builds this very module, byte for
+# byte, for 6.12 and 7.3.) Runs after the unload: vblk holds nothing.
+case_modprobe() {
+	local kver ko dir d a=${PCI_OF[vmq1]}
+	kver=$(uname -r)
+	ko=$(vblk_ko) || fail "no vblk.ko"
+	dir=/lib/modules/$kver/updates/vblk-test
+	mkdir -p "$dir"
+	cp "$ko" "$dir/vblk.ko"
+	echo "options vblk disk_prefix=vbm io_timeout=17" >/etc/modprobe.d/vblk-test.conf
+	depmod -a "$kver"
+	[ "$(modinfo -n vblk)" = "$dir/vblk.ko" ] || fail "modinfo finds $(modinfo -n vblk 2>&1), not $dir/vblk.ko"
+	modprobe vblk || fail "modprobe vblk failed"
+	[ "$(cat $PARAMS/io_timeout)" = 17 ] || fail "io_timeout $(cat $PARAMS/io_timeout): /etc/modprobe.d not applied"
+	[ "$(cat $PARAMS/disk_prefix)" = vbm ] || fail "disk_prefix $(cat $PARAMS/disk_prefix)"
+	sleep 1
+	! ls /sys/bus/pci/drivers/vblk/ | grep -q '^0000:' ||
+		fail "vblk took devices by itself: $(ls /sys/bus/pci/drivers/vblk/ | grep '^0000:' | paste -sd' ')"
+	"$BIND" vblk "$a" >/dev/null
+	d=$(wait_disk vmq1) || fail "vmq1 not bound to the modprobed vblk"
+	[[ $d == vbm* ]] || fail "disk name $d, expected the vbm prefix"
+	[ "$(cat "/sys/block/$d/queue/io_timeout")" = 17000 ] || fail "io_timeout $(cat "/sys/block/$d/queue/io_timeout") ms"
+	fio_verify "/dev/$d" 16 1 4m
+	step "modprobe vblk: $d, io_timeout 17 s, from $dir"
+	"$BIND" virtio-pci "$a" >/dev/null
+	wait_disk vmq1 >/dev/null || fail "vmq1 did not return to virtio_blk"
+	udevadm settle --timeout=10 2>/dev/null || true
+	modprobe -r vblk || fail "modprobe -r vblk failed"
+	rm -rf "$dir" /etc/modprobe.d/vblk-test.conf
+	depmod -a "$kver"
+}
+
+# vblk-stat (the live view) against fio: its IOPS agree with fio's, and its
+# raw counters with the counters file.
+case_vblk_stat() {
+	local d fio_iops stat_iops raw file
+	d=$(rebind_vblk vmq4)
+	reset_counters "$d"
+	fio --name=stat --filename="/dev/$d" --ioengine=libaio --direct=1 --rw=randread \
+		--bs=4k --iodepth=16 --time_based --runtime=10 --size=64m \
+		--output-format=json >/tmp/stat-fio.json &
+	local pid=$!
+	sleep 3
+	"$REPO/scripts/vblk-stat" --interval 4 --count 1 --json "$d" >/tmp/stat.json
+	wait "$pid" || fail "fio failed"
+	fio_iops=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' /tmp/stat-fio.json)
+	stat_iops=$(python3 - "$d" /tmp/stat.json <<-'EOF'
+		import json, sys
+		rep = json.loads(open(sys.argv[2]).readline())
+		print(int(rep["disks"][sys.argv[1]]["queues"]["total"]["iops"]))
+	EOF
+	) || fail "no IOPS in vblk-stat's JSON: $(head -c 600 /tmp/stat.json)"
+	step "fio ${fio_iops} IOPS (10 s mean), vblk-stat ${stat_iops} IOPS (4 s in the middle)"
+	[ "$fio_iops" -gt 0 ] || fail "fio did no I/O"
+	# TCG timing is noisy: a 4 s sample against a 10 s mean, within 35 %.
+	[ $((stat_iops * 100)) -ge $((fio_iops * 65)) ] && [ $((stat_iops * 100)) -le $((fio_iops * 135)) ] ||
+		fail "vblk-stat ${stat_iops} IOPS, fio ${fio_iops}"
+	udevadm settle --timeout=10 2>/dev/null || true
+	"$REPO/scripts/vblk-stat" --interval 0.5 --count 1 --json "$d" >/tmp/stat.json
+	file=$(awk '$1 == "total" { print $2 }' "/sys/block/$d/vblk/counters")
+	raw=$(python3 - "$d" /tmp/stat.json <<-'EOF'
+		import json, sys
+		rep = json.loads(open(sys.argv[2]).readline())
+		print(rep["disks"][sys.argv[1]]["queues"]["total"]["counters"]["requests"])
+	EOF
+	)
+	[ "$raw" = "$file" ] || fail "vblk-stat raw requests $raw, counters file $file"
+}
+
 # virtio_blk names a disk after its lowest free index and fails its probe
 # if vblk holds that name: give the disks back in name order (vda first).
 case_unload() {
@@ -409,7 +481,9 @@ main() {
 		run_case "iodepth 128 x 4 jobs" case_deep
 		run_case "20 rebinds, 20 rmmod/insmod" case_cycles
 	fi
+	run_case "vblk-stat against fio" case_vblk_stat
 	run_case "back to virtio_blk, rmmod" case_unload
+	run_case "modprobe with /etc/modprobe.d options" case_modprobe
 	summary
 	[ "$n_fail" = 0 ]
 }
