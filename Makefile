@@ -5,6 +5,8 @@
 #   make KDIR=/path       build against any kernel tree
 #   make install          build, then modules_install (INSTALL_MOD_DIR=updates)
 #                         and depmod; with KVER= into the lab tree
+#   make install-udev     the udev rule for /dev/disk/by-id/virtio-<serial> links
+#                         (UDEV_DIR, default /etc/udev/rules.d)
 #   (the plain kbuild command works too: make -C KDIR M=$PWD [modules_install])
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
 #   make unit             host unit tests and fuzz smoke of the ring
@@ -25,7 +27,7 @@ endif
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_DIR
 
-.PHONY: all modules install modules_install lint unit check setup clean bench demo guest
+.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest
 
 ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
@@ -38,6 +40,12 @@ all modules:
 
 install modules_install:
 	$(TOP)/scripts/kbuild --install $(KBUILD_TARGET)
+
+UDEV_DIR ?= /etc/udev/rules.d
+
+install-udev:
+	install -D -m 0644 $(TOP)/udev/60-vblk.rules $(DESTDIR)$(UDEV_DIR)/60-vblk.rules
+	-udevadm control --reload 2>/dev/null
 
 lint:
 	$(TOP)/scripts/lint $(KERNELS)

@@ -81,7 +81,7 @@ MODULE_PARM_DESC(poll_queues, "Extra polled queues for io_uring IOPOLL (default 
 
 static unsigned int vblk_queue_depth;
 module_param_named(queue_depth, vblk_queue_depth, uint, 0644);
-MODULE_PARM_DESC(queue_depth, "Tags per queue; 0 = the ring size, at most 1024 (applies at bind)");
+MODULE_PARM_DESC(queue_depth, "Tags per queue; 0 = the ring size (half of it without indirect descriptors), at most 1024 (applies at bind)");
 
 static unsigned int vblk_ring_size;
 module_param_named(ring_size, vblk_ring_size, uint, 0644);
@@ -496,7 +496,13 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 		return -EINVAL;
 	}
 	vb->ring_size = size;
-	vb->depth = min3(vblk_queue_depth ?: size, size, 1024U);
+	/*
+	 * Without indirect tables a request takes at least a header, a data
+	 * and a status descriptor: a tag per ring entry would only park most
+	 * of them on a full ring.
+	 */
+	vb->depth = vblk_queue_depth ?: (vb->indirect ? size : size / 2);
+	vb->depth = min3(vb->depth, size, 1024U);
 	return 0;
 }
 

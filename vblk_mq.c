@@ -142,7 +142,7 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 
 	t = vblk_tag(q, rq->tag, &base);
 	t->hdr.type = cpu_to_le32(type);
-	t->hdr.ioprio = 0;
+	t->hdr.ioprio = cpu_to_le32(req_get_ioprio(rq));
 	t->hdr.sector = cpu_to_le64(type == VIRTIO_BLK_T_IN ||
 				    type == VIRTIO_BLK_T_OUT ?
 				    blk_rq_pos(rq) : 0);

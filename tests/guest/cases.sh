@@ -19,6 +19,8 @@ case_load_vblk() {
 	# shellcheck disable=SC2086 # parameters are words
 	insmod "$ko" ${VBLK_MODPARAMS:-}
 	[ -d /sys/bus/pci/drivers/vblk ] || fail "no /sys/bus/pci/drivers/vblk after insmod"
+	# The by-id links for disks not named vd* (README: make install-udev).
+	make -s -C "$REPO" install-udev
 }
 
 # Give every disk back to virtio_blk, then rmmod. The in-tree driver names a

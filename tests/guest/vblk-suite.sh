@@ -153,6 +153,8 @@ case_ring_full() {
 	d=$(rebind_vblk "$s")
 	setparam ring_size 0
 	[ "$(vcfg "$d" ring_size)" = 16 ] || fail "ring_size $(vcfg "$d" ring_size), not 16"
+	# Direct descriptors: 3 or more per request, so half the ring in tags.
+	[ "$(vcfg "$d" queue_depth)" = 8 ] || fail "queue_depth $(vcfg "$d" queue_depth), not 8 (half a direct ring)"
 	reset_counters "$d"
 	fio_verify "/dev/$d" 64 2 8m
 	check_counters "$d"
