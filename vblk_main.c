@@ -1110,8 +1110,10 @@ err_irqs:
 	cancel_work_sync(&vb->reset_work);
 	if (vb->disk)
 		vblk_destroy_disk(vb);
+	goto err_free_queues;
 err_queues:
 	vblk_pci_reset(&vb->pci);
+err_free_queues:
 	vblk_free_queues(vb, vb->nr_queues);
 err_vectors:
 	vblk_pci_free_vectors(&vb->pci);

@@ -91,6 +91,7 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 			    int want, bool rearm)
 {
 	unsigned long flags;
+	bool stopped;
 	int ret = 0;
 	u32 len;
 
@@ -100,16 +101,15 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 	 * A stopped device's ring is the lifecycle code's until restart; a
 	 * silent one (test hook) shows nothing, as if it were stopped.
 	 */
-	if (unlikely(READ_ONCE(q->vb->silent)))
-		t->idle = true;
-	for (t->n = 0; !q->offline && !t->idle && t->n < want; t->n++) {
+	stopped = q->offline || unlikely(READ_ONCE(q->vb->silent));
+	for (t->n = 0; !stopped && t->n < want; t->n++) {
 		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
 		if (ret <= 0)
 			break;
 	}
 	q->stats.completions += t->n;
 	t->failed = ret < 0;
-	if (q->offline || t->idle)
+	if (stopped)
 		t->idle = true;		/* nothing to wait for: stop */
 	else if (rearm && t->n < want)
 		t->idle = vblk_rearm_locked(q);

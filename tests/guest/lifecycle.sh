@@ -30,7 +30,6 @@ PARAMS=/sys/module/vblk/parameters
 declare -A PCI_OF=()
 LIFE_DISKS="vlife vlq16 vleio vhot"
 
-
 # ---- helpers ----------------------------------------------------------------
 
 # The function of serial $1 onto the driver under test (again); sets DISK.

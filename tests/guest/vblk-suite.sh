@@ -387,6 +387,20 @@ case_modprobe() {
 	depmod -a "$kver"
 }
 
+# stat_total DISK KEY...: a value of the "total" row in vblk-stat's JSON
+# report (/tmp/stat.json), e.g. iops, or counters requests.
+stat_total() {
+	python3 - /tmp/stat.json "$@" <<-'EOF'
+		import json, sys
+		v = json.loads(open(sys.argv[1]).readline())["disks"][sys.argv[2]]["queues"]["total"]
+		for key in sys.argv[3:]:
+		    v = v[key]
+		if v is None:
+		    sys.exit("no %s in the report" % " ".join(sys.argv[3:]))
+		print(v)
+	EOF
+}
+
 # vblk-stat (the live view) against fio: its IOPS agree with fio's, and its
 # raw counters with the counters file.
 case_vblk_stat() {
@@ -401,12 +415,8 @@ case_vblk_stat() {
 	"$REPO/scripts/vblk-stat" --interval 4 --count 1 --json "$d" >/tmp/stat.json
 	wait "$pid" || fail "fio failed"
 	fio_iops=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' /tmp/stat-fio.json)
-	stat_iops=$(python3 - "$d" /tmp/stat.json <<-'EOF'
-		import json, sys
-		rep = json.loads(open(sys.argv[2]).readline())
-		print(int(rep["disks"][sys.argv[1]]["queues"]["total"]["iops"]))
-	EOF
-	) || fail "no IOPS in vblk-stat's JSON: $(head -c 600 /tmp/stat.json)"
+	stat_iops=$(stat_total "$d" iops) || fail "no IOPS in vblk-stat's JSON: $(head -c 600 /tmp/stat.json)"
+	stat_iops=${stat_iops%.*}
 	step "fio ${fio_iops} IOPS (10 s mean), vblk-stat ${stat_iops} IOPS (4 s in the middle)"
 	[ "$fio_iops" -gt 0 ] || fail "fio did no I/O"
 	# TCG timing is noisy: a 4 s sample against a 10 s mean, within 35 %.
@@ -415,12 +425,7 @@ case_vblk_stat() {
 	udevadm settle --timeout=10 2>/dev/null || true
 	"$REPO/scripts/vblk-stat" --interval 0.5 --count 1 --json "$d" >/tmp/stat.json
 	file=$(awk '$1 == "total" { print $2 }' "/sys/block/$d/vblk/counters")
-	raw=$(python3 - "$d" /tmp/stat.json <<-'EOF'
-		import json, sys
-		rep = json.loads(open(sys.argv[2]).readline())
-		print(rep["disks"][sys.argv[1]]["queues"]["total"]["counters"]["requests"])
-	EOF
-	)
+	raw=$(stat_total "$d" counters requests)
 	[ "$raw" = "$file" ] || fail "vblk-stat raw requests $raw, counters file $file"
 }
 
