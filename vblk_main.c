@@ -391,6 +391,81 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 	return 0;
 }
 
+static void vblk_cfg_warn(void *ctx, const char *field, u32 value,
+			  const char *consequence)
+{
+	dev_warn(ctx, "device config %s = %u: %s\n", field, value, consequence);
+}
+
+/* The range commands' config fields, when their feature was negotiated. */
+static int vblk_read_range_cfg(struct vblk_dev *vb, struct vblk_range_cfg *c)
+{
+	__le32 v[3];
+
+	if (c->discard &&
+	    (CFG_READ(vb, max_discard_sectors, &v[0]) ||
+	     CFG_READ(vb, max_discard_seg, &v[1]) ||
+	     CFG_READ(vb, discard_sector_alignment, &v[2])))
+		return -EIO;
+	if (c->discard) {
+		c->max_discard_sectors = le32_to_cpu(v[0]);
+		c->max_discard_seg = le32_to_cpu(v[1]);
+		c->discard_sector_alignment = le32_to_cpu(v[2]);
+	}
+	if (c->write_zeroes &&
+	    (CFG_READ(vb, max_write_zeroes_sectors, &v[0]) ||
+	     CFG_READ(vb, max_write_zeroes_seg, &v[1]) ||
+	     CFG_READ(vb, write_zeroes_may_unmap, &c->write_zeroes_may_unmap)))
+		return -EIO;
+	if (c->write_zeroes) {
+		c->max_write_zeroes_sectors = le32_to_cpu(v[0]);
+		c->max_write_zeroes_seg = le32_to_cpu(v[1]);
+	}
+	if (c->secure_erase &&
+	    (CFG_READ(vb, max_secure_erase_sectors, &v[0]) ||
+	     CFG_READ(vb, max_secure_erase_seg, &v[1]) ||
+	     CFG_READ(vb, secure_erase_sector_alignment, &v[2])))
+		return -EIO;
+	if (c->secure_erase) {
+		c->max_secure_erase_sectors = le32_to_cpu(v[0]);
+		c->max_secure_erase_seg = le32_to_cpu(v[1]);
+		c->secure_erase_sector_alignment = le32_to_cpu(v[2]);
+	}
+	return 0;
+}
+
+/*
+ * Discard, write zeroes and secure erase: limits from the config (values
+ * that cannot be right are reported and replaced, or turn that command
+ * off; see vblk_cmd.c), and the range table room every tag then needs.
+ */
+static int vblk_read_range_limits(struct vblk_dev *vb, struct vblk_limits *l)
+{
+	struct vblk_range_cfg c = {
+		.discard = vblk_has(vb, VIRTIO_BLK_F_DISCARD),
+		.write_zeroes = vblk_has(vb, VIRTIO_BLK_F_WRITE_ZEROES),
+		.secure_erase = vblk_has(vb, VIRTIO_BLK_F_SECURE_ERASE),
+		.lbs = l->logical_block_size,
+	};
+	struct vblk_range_limits rl;
+
+	if (vblk_read_range_cfg(vb, &c))
+		return -EIO;
+	vblk_range_limits(&c, VBLK_MAX_RANGES, &rl, vblk_cfg_warn,
+			  vblk_dev_of(vb));
+	l->max_discard_sectors = rl.max_discard_sectors;
+	l->max_secure_erase_sectors = rl.max_secure_erase_sectors;
+	l->max_write_zeroes_sectors = rl.max_write_zeroes_sectors;
+	l->discard_granularity = rl.discard_granularity;
+	l->max_discard_segments = rl.max_discard_segments;
+	vb->max_ranges = max_t(unsigned int, rl.max_discard_segments,
+			       rl.max_write_zeroes_sectors ? 1 : 0);
+	vb->zeroes_may_unmap = rl.zeroes_may_unmap;
+	vb->tbl_entries = max(vb->max_segs + 2,
+			      VBLK_RANGE_DESCS + vb->max_ranges);
+	return 0;
+}
+
 static int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 {
 	u8 wce = 1;
@@ -400,6 +475,8 @@ static int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 	err = vblk_read_block_sizes(vb, l);
 	if (!err)
 		err = vblk_read_seg_limits(vb, l);
+	if (!err)
+		err = vblk_read_range_limits(vb, l);
 	if (err)
 		return err;
 	if (vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE) && CFG_READ(vb, wce, &wce))
@@ -417,13 +494,38 @@ static u64 vblk_wanted_features(void)
 		BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |
 		BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |
 		BIT_ULL(VIRTIO_BLK_F_TOPOLOGY) | BIT_ULL(VIRTIO_BLK_F_CONFIG_WCE) |
-		BIT_ULL(VIRTIO_BLK_F_MQ);
+		BIT_ULL(VIRTIO_BLK_F_MQ) | BIT_ULL(VIRTIO_BLK_F_DISCARD) |
+		BIT_ULL(VIRTIO_BLK_F_WRITE_ZEROES) |
+		BIT_ULL(VIRTIO_BLK_F_SECURE_ERASE);
 
 	if (vblk_use_indirect)
 		f |= BIT_ULL(VIRTIO_RING_F_INDIRECT_DESC);
 	if (vblk_use_event_idx)
 		f |= BIT_ULL(VIRTIO_RING_F_EVENT_IDX);
 	return f;
+}
+
+/*
+ * VIRTIO_BLK_F_ZONED is never accepted. The config may be read before
+ * FEATURES_OK (3.1.1), so the zone model decides whether the device can be
+ * driven as a normal disk at all (vblk_zoned_check()).
+ */
+static int vblk_check_zoned(struct vblk_dev *vb, u64 offered)
+{
+	const char *why = NULL;
+	u8 model;
+	int err;
+
+	if (!(offered & BIT_ULL(VIRTIO_BLK_F_ZONED)))
+		return 0;
+	if (vblk_pci_read_config(&vb->pci, VBLK_CFG_ZONED_MODEL, &model, 1)) {
+		dev_err(vblk_dev_of(vb), "zoned device without a readable zone model: refused\n");
+		return -ENODEV;
+	}
+	err = vblk_zoned_check(model, &why);
+	if (err)
+		dev_err(vblk_dev_of(vb), "zone model %u refused: %s\n", model, why);
+	return err;
 }
 
 static int vblk_negotiate(struct vblk_dev *vb)
@@ -435,6 +537,9 @@ static int vblk_negotiate(struct vblk_dev *vb)
 		dev_err(vblk_dev_of(vb), "device has no VIRTIO_F_VERSION_1: legacy devices are not supported\n");
 		return -ENODEV;
 	}
+	err = vblk_check_zoned(vb, offered);
+	if (err)
+		return err;
 	err = vblk_pci_set_features(&vb->pci, offered & vblk_wanted_features());
 	if (err)
 		return err;
@@ -536,7 +641,7 @@ static void vblk_size_tag_chunks(struct vblk_dev *vb)
 	unsigned int per;
 
 	vb->tag_stride = ALIGN(sizeof(struct vblk_tag_dma) +
-			       (vb->max_segs + 2) * sizeof(struct vblk_desc), 64);
+			       vb->tbl_entries * sizeof(struct vblk_desc), 64);
 	per = rounddown_pow_of_two(max_t(unsigned int, 1,
 					 VBLK_TAG_CHUNK_BYTES / vb->tag_stride));
 	per = min(per, roundup_pow_of_two(vb->depth));
@@ -677,7 +782,8 @@ static int vblk_setup_queues(struct vblk_dev *vb)
 static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
 {
 	struct vblk_dev *vb = vblk_getgeo_disk(arg)->private_data;
-	struct virtio_blk_geometry g;
+	__le16 cylinders;
+	u8 heads, sectors;
 	bool have = false;
 
 	mutex_lock(&vb->lifecycle_lock);
@@ -686,13 +792,15 @@ static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
 		return -ENXIO;
 	}
 	if (vblk_has(vb, VIRTIO_BLK_F_GEOMETRY) &&
-	    !CFG_READ(vb, geometry, &g) && g.heads && g.sectors)
+	    !CFG_READ(vb, geometry.cylinders, &cylinders) &&
+	    !CFG_READ(vb, geometry.heads, &heads) &&
+	    !CFG_READ(vb, geometry.sectors, &sectors) && heads && sectors)
 		have = true;
 	mutex_unlock(&vb->lifecycle_lock);
 	if (have) {
-		geo->heads = g.heads;
-		geo->sectors = g.sectors;
-		geo->cylinders = le16_to_cpu((__force __le16)g.cylinders);
+		geo->heads = heads;
+		geo->sectors = sectors;
+		geo->cylinders = le16_to_cpu(cylinders);
 		return 0;
 	}
 	/* The usual made-up geometry of disks that have none. */
@@ -798,13 +906,95 @@ static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(serial);
 
+static const char * const vblk_cache_types[] = {
+	"write through", "write back",
+};
+
+/* What the device caches now: wce when it can be toggled, else FLUSH. */
+static int vblk_cache_mode(struct vblk_dev *vb, u8 *wce)
+{
+	*wce = vblk_has(vb, VIRTIO_BLK_F_FLUSH);
+	if (!vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE))
+		return 0;
+	if (CFG_READ(vb, wce, wce))
+		return -EIO;
+	*wce = !!*wce;
+	return 0;
+}
+
+static ssize_t cache_type_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	int err = -ENXIO;
+	u8 wce;
+
+	mutex_lock(&vb->lifecycle_lock);
+	if (!vb->removed)
+		err = vblk_cache_mode(vb, &wce);
+	mutex_unlock(&vb->lifecycle_lock);
+	if (err)
+		return err;
+	return sysfs_emit(buf, "%s\n", vblk_cache_types[wce]);
+}
+
+/*
+ * With VIRTIO_BLK_F_CONFIG_WCE the cache mode can be changed: the device
+ * is told, asked back (it may keep its mode), and the block layer's flush
+ * behaviour follows what the device says it does now.
+ */
+static ssize_t cache_type_store(struct device *dev,
+				struct device_attribute *attr, const char *buf,
+				size_t count)
+{
+	struct vblk_dev *vb = vblk_from_dev(dev);
+	int want = sysfs_match_string(vblk_cache_types, buf);
+	int err = -ENXIO;
+	u8 wce = 0;
+
+	if (want < 0)
+		return want;
+	if (!vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE))
+		return -EPERM;
+	mutex_lock(&vb->lifecycle_lock);
+	if (!vb->removed) {
+		err = vblk_pci_write_config8(&vb->pci, CFG(wce), want);
+		if (!err)
+			err = vblk_cache_mode(vb, &wce);
+	}
+	mutex_unlock(&vb->lifecycle_lock);
+	if (!err)
+		err = vblk_set_write_cache(vb->disk,
+					   wce && vblk_has(vb, VIRTIO_BLK_F_FLUSH));
+	if (!err && wce != want) {
+		dev_warn(dev, "device kept its cache %s\n", vblk_cache_types[wce]);
+		err = -EIO;
+	}
+	return err ?: count;
+}
+static DEVICE_ATTR_RW(cache_type);
+
 static struct attribute *vblk_disk_attrs[] = {
 	&dev_attr_serial.attr,
+	&dev_attr_cache_type.attr,
 	NULL,
 };
 
+/* cache_type is writable only where the device lets the mode change. */
+static umode_t vblk_disk_attr_mode(struct kobject *kobj, struct attribute *a,
+				   int n)
+{
+	struct vblk_dev *vb = vblk_from_dev(kobj_to_dev(kobj));
+
+	if (a == &dev_attr_cache_type.attr &&
+	    !vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE))
+		return 0444;
+	return a->mode;
+}
+
 static const struct attribute_group vblk_disk_group = {
 	.attrs = vblk_disk_attrs,
+	.is_visible = vblk_disk_attr_mode,
 };
 
 static void vblk_sum_stats(struct vblk_dev *vb, struct vblk_stats *sum)
@@ -982,13 +1172,14 @@ static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 	return sysfs_emit(buf,
 		"features %#llx\nqueues %u\npoll_queues %u\nring_size %u\nqueue_depth %u\n"
 		"max_segments %u\nindirect %u\nevent_idx %u\nirq_mode %s\nvectors %d\n"
-		"complete %s\ndma_api %u\nstate %s\nrecoveries %llu\nused_len_over %u\n",
+		"complete %s\ndma_api %u\nstate %s\nrecoveries %llu\nused_len_over %u\n"
+		"max_ranges %u\nzeroes_may_unmap %u\n",
 		(unsigned long long)vb->pci.features, vb->nr_queues - vb->nr_poll,
 		vb->nr_poll, vb->ring_size, vb->depth, vb->max_segs, vb->indirect,
 		vb->event_idx, vblk_irq_mode_names[vb->pci.irq_mode], vb->pci.nvec,
 		vblk_complete_names[vb->complete], vb->pci.dma_api,
 		vblk_state_names[READ_ONCE(vb->state)], READ_ONCE(vb->recoveries),
-		vblk_len_over(vb));
+		vblk_len_over(vb), vb->max_ranges, vb->zeroes_may_unmap);
 }
 static DEVICE_ATTR_RO(config);
 

@@ -17,6 +17,11 @@
 #include "vblk.h"
 #include "vblk_compat.h"
 
+static_assert(sizeof(struct vblk_range) ==
+	      sizeof(struct virtio_blk_discard_write_zeroes));
+/* The range table sits in descriptor slots. */
+static_assert(sizeof(struct vblk_range) == sizeof(struct vblk_desc));
+
 /* Requests prepared outside the lock and put on the ring in one hold. */
 #define VBLK_QUEUE_RQS_BATCH	32
 
@@ -68,6 +73,12 @@ static int vblk_rq_type(struct request *rq)
 		return VIRTIO_BLK_T_OUT;
 	case REQ_OP_FLUSH:
 		return VIRTIO_BLK_T_FLUSH;
+	case REQ_OP_DISCARD:
+		return VIRTIO_BLK_T_DISCARD;
+	case REQ_OP_WRITE_ZEROES:
+		return VIRTIO_BLK_T_WRITE_ZEROES;
+	case REQ_OP_SECURE_ERASE:
+		return VIRTIO_BLK_T_SECURE_ERASE;
 	case REQ_OP_DRV_IN:
 		return VIRTIO_BLK_T_GET_ID;
 	default:
@@ -111,6 +122,97 @@ static void vblk_unmap_data(struct vblk_queue *q, struct request *rq)
 	vr->nents = 0;
 }
 
+static bool vblk_is_range_cmd(int type)
+{
+	return type == VIRTIO_BLK_T_DISCARD ||
+	       type == VIRTIO_BLK_T_WRITE_ZEROES ||
+	       type == VIRTIO_BLK_T_SECURE_ERASE;
+}
+
+/*
+ * The range table of a discard, write zeroes or secure erase: one entry per
+ * bio, contiguous bios merged (a request merged the ordinary way is one
+ * range, only discard's multi-range merges need more). The block layer
+ * keeps a request within max_discard_segments, so a full table is a bug
+ * here, not something the device did.
+ */
+static blk_status_t vblk_fill_ranges(struct vblk_queue *q, struct request *rq,
+				     struct vblk_range *r, unsigned int *n)
+{
+	struct vblk_range_table t = { r, 0, q->vb->max_ranges };
+	u32 flags = 0;
+	struct bio *bio;
+	int err = 0;
+
+	if (req_op(rq) == REQ_OP_WRITE_ZEROES && !(rq->cmd_flags & REQ_NOUNMAP))
+		flags = VBLK_RANGE_F_UNMAP;
+	__rq_for_each_bio(bio, rq) {
+		err = vblk_range_add(&t, bio->bi_iter.bi_sector, bio_sectors(bio),
+				     flags);
+		if (err)
+			break;
+	}
+	if (err || !t.n) {
+		dev_err_ratelimited(vblk_dev_of(q->vb),
+				    "queue %u: %s of %u sectors at %llu does not fit %u ranges (%d)\n",
+				    q->index, blk_op_str(req_op(rq)),
+				    blk_rq_sectors(rq),
+				    (unsigned long long)blk_rq_pos(rq), t.cap, err);
+		return BLK_STS_IOERR;
+	}
+	*n = t.n;
+	return BLK_STS_OK;
+}
+
+/* Header, range table (device-readable), status: tbl[0..2]. */
+static blk_status_t vblk_prep_range_cmd(struct vblk_queue *q, struct request *rq,
+					struct vblk_tag_dma *t, dma_addr_t base)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	struct vblk_range *r = (struct vblk_range *)&t->tbl[VBLK_RANGE_DESCS];
+	dma_addr_t tbl = base + offsetof(struct vblk_tag_dma, tbl);
+	unsigned int nr;
+	blk_status_t st;
+
+	vr->nents = 0;
+	st = vblk_fill_ranges(q, rq, r, &nr);
+	if (st)
+		return st;
+	vblk_desc_set(&t->tbl[0], base + offsetof(struct vblk_tag_dma, hdr),
+		      sizeof(t->hdr), false);
+	vblk_desc_set(&t->tbl[1],
+		      tbl + VBLK_RANGE_DESCS * sizeof(struct vblk_desc),
+		      nr * sizeof(*r), false);
+	vblk_desc_set(&t->tbl[2], base + offsetof(struct vblk_tag_dma, status),
+		      1, true);
+	vr->ndesc = VBLK_RANGE_DESCS;
+	return BLK_STS_OK;
+}
+
+/* Header, data segments, status. */
+static blk_status_t vblk_prep_data_cmd(struct vblk_queue *q, struct request *rq,
+				       struct vblk_tag_dma *t, dma_addr_t base)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	bool dev_writes = vblk_rq_dir(rq) == DMA_FROM_DEVICE;
+	struct scatterlist *s;
+	int mapped, i, n = 0;
+	blk_status_t st;
+
+	st = vblk_map_data(q, rq, &mapped);
+	if (st)
+		return st;
+	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, hdr),
+		      sizeof(t->hdr), false);
+	for_each_sg(vr->sg, s, mapped, i)
+		vblk_desc_set(&t->tbl[n++], sg_dma_address(s), sg_dma_len(s),
+			      dev_writes);
+	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, status),
+		      1, true);
+	vr->ndesc = n;
+	return BLK_STS_OK;
+}
+
 /*
  * Everything that can be done without the queue lock: the header, the
  * status byte, the DMA mapping and the descriptor table. The request is
@@ -119,12 +221,10 @@ static void vblk_unmap_data(struct vblk_queue *q, struct request *rq)
 static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
-	bool dev_writes = vblk_rq_dir(rq) == DMA_FROM_DEVICE;
 	struct vblk_tag_dma *t;
-	struct scatterlist *s;
 	dma_addr_t base;
-	int type, mapped, i, n = 0;
 	blk_status_t st;
+	int type;
 
 	if (unlikely(READ_ONCE(q->vb->state) == VBLK_DEAD))
 		return BLK_STS_IOERR;
@@ -136,26 +236,19 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 	type = vblk_rq_type(rq);
 	if (type < 0)
 		return BLK_STS_NOTSUPP;
-	st = vblk_map_data(q, rq, &mapped);
+	t = vblk_tag(q, rq->tag, &base);
+	if (vblk_is_range_cmd(type))
+		st = vblk_prep_range_cmd(q, rq, t, base);
+	else
+		st = vblk_prep_data_cmd(q, rq, t, base);
 	if (st)
 		return st;
-
-	t = vblk_tag(q, rq->tag, &base);
 	t->hdr.type = cpu_to_le32(type);
 	t->hdr.ioprio = cpu_to_le32(req_get_ioprio(rq));
 	t->hdr.sector = cpu_to_le64(type == VIRTIO_BLK_T_IN ||
 				    type == VIRTIO_BLK_T_OUT ?
 				    blk_rq_pos(rq) : 0);
 	t->status = VBLK_STATUS_UNSET;
-
-	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, hdr),
-		      sizeof(t->hdr), false);
-	for_each_sg(vr->sg, s, mapped, i)
-		vblk_desc_set(&t->tbl[n++], sg_dma_address(s), sg_dma_len(s),
-			      dev_writes);
-	vblk_desc_set(&t->tbl[n++], base + offsetof(struct vblk_tag_dma, status),
-		      1, true);
-	vr->ndesc = n;
 	vr->reclaimed = false;
 	vr->requeue = false;
 	vr->timeouts = 0;

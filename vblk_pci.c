@@ -265,19 +265,40 @@ u16 vblk_pci_num_queues(struct vblk_pci *p)
 	return ioread16(p->common + COMMON(num_queues));
 }
 
+/*
+ * One field, read at its own width as virtio-pci requires (4.1.3.1): 16-
+ * and 32-bit fields in one access, 64-bit ones as two 32-bit halves (the
+ * generation check makes the pair consistent). buf keeps the device's
+ * little-endian layout. Anything else (a byte, or a span that is not one
+ * aligned field) goes bytewise.
+ */
 static void vblk_config_copy(struct vblk_pci *p, unsigned int off, u8 *buf,
 			     unsigned int len)
 {
+	void __iomem *a = p->device + off;
+	__le32 w[2];
+	__le16 h;
 	unsigned int i;
 
-	for (i = 0; i < len; i++)
-		buf[i] = ioread8(p->device + off + i);
+	if (len == 8 && IS_ALIGNED(off, 4)) {
+		w[0] = cpu_to_le32(ioread32(a));
+		w[1] = cpu_to_le32(ioread32(a + 4));
+		memcpy(buf, w, 8);
+	} else if (len == 4 && IS_ALIGNED(off, 4)) {
+		w[0] = cpu_to_le32(ioread32(a));
+		memcpy(buf, w, 4);
+	} else if (len == 2 && IS_ALIGNED(off, 2)) {
+		h = cpu_to_le16(ioread16(a));
+		memcpy(buf, &h, 2);
+	} else {
+		for (i = 0; i < len; i++)
+			buf[i] = ioread8(a + i);
+	}
 }
 
 /*
  * Read a device config field consistently: the device bumps the generation
  * counter whenever it changes config, so re-read until it holds still.
- * Bytewise access is fine: the modern config space has no side effects.
  */
 int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
 			 unsigned int len)
@@ -295,6 +316,15 @@ int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
 	}
 	dev_err(&p->pdev->dev, "config generation never settled\n");
 	return -EIO;
+}
+
+/* The only config field a virtio-blk driver writes is a byte (wce). */
+int vblk_pci_write_config8(struct vblk_pci *p, unsigned int off, u8 val)
+{
+	if (!p->device || off + 1 > p->device_len)
+		return -ERANGE;
+	iowrite8(val, p->device + off);
+	return 0;
 }
 
 u16 vblk_pci_queue_max_size(struct vblk_pci *p, u16 index)

@@ -10,6 +10,7 @@
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
  *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
  *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
+ *   vblk_cmd.c     range tables and range-command limits (pure; unit-tested)
  *
  * Ownership and locking
  * ---------------------
@@ -43,6 +44,7 @@
 #include <linux/virtio_blk.h>
 #include <linux/workqueue.h>
 
+#include "vblk_cmd.h"
 #include "vblk_ring.h"
 
 #define VBLK_NAME		"vblk"
@@ -111,8 +113,12 @@ struct vblk_stats {
 /*
  * Per-tag DMA storage: the request header, its status byte and the
  * descriptor table (used as the indirect table, or copied into the ring
- * when indirect descriptors are not negotiated).
+ * when indirect descriptors are not negotiated). A range command (discard,
+ * write zeroes, secure erase) carries no data segments: it uses three
+ * descriptors and its range table sits in the table's rest, from
+ * tbl[VBLK_RANGE_DESCS] on (vb->tbl_entries leaves room for max_ranges).
  */
+#define VBLK_RANGE_DESCS	3
 struct vblk_req_hdr {
 	__le32 type;
 	__le32 ioprio;
@@ -170,12 +176,15 @@ struct vblk_dev {
 	unsigned int ring_size;
 	unsigned int depth;		/* tags per queue (<= ring_size) */
 	unsigned int max_segs;		/* data segments per request */
+	unsigned int max_ranges;	/* range table entries per request */
+	unsigned int tbl_entries;	/* descriptor table entries per tag */
 	unsigned int tag_stride;	/* bytes of vblk_tag_dma per tag */
 	unsigned int chunk_shift;	/* log2(tags per chunk) */
 	unsigned int nr_chunks;
 	size_t chunk_bytes;
 	bool indirect;
 	bool event_idx;
+	bool zeroes_may_unmap;		/* write zeroes may deallocate */
 	enum vblk_complete_mode complete;	/* resolved: never AUTO */
 	int index;			/* name index */
 	char serial[VBLK_SERIAL_LEN + 1];
@@ -229,6 +238,7 @@ int vblk_pci_set_features(struct vblk_pci *p, u64 features);
 u16 vblk_pci_num_queues(struct vblk_pci *p);
 int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
 			 unsigned int len);
+int vblk_pci_write_config8(struct vblk_pci *p, unsigned int off, u8 val);
 u16 vblk_pci_queue_max_size(struct vblk_pci *p, u16 index);
 int vblk_pci_setup_queue(struct vblk_pci *p, u16 index, u16 size,
 			 u64 desc, u64 avail, u64 used, u16 vector,

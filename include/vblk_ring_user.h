@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Userspace stand-ins for the few kernel facilities vblk_ring.c uses, so the
- * same ring code builds in tests/unit (unit tests, fuzz targets). Included
- * by vblk_ring.h only when __KERNEL__ is not defined.
+ * Userspace stand-ins for the few kernel facilities vblk_ring.c and
+ * vblk_cmd.c use, so the same code builds in tests/unit (unit tests, fuzz
+ * targets). Included by vblk_ring.h and vblk_cmd.h only when __KERNEL__ is
+ * not defined.
  *
  * The __le types are plain integers here: the endianness checking is done
  * by sparse on the kernel build, the host build only needs the conversions
@@ -26,6 +27,8 @@ typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
+
+#define U32_MAX		UINT32_MAX
 
 typedef uint16_t __le16;
 typedef uint32_t __le32;

@@ -307,3 +307,144 @@ case_cross() {
 
 # case_fio_verify with the arguments in run_disk_case order (TABLE SERIAL).
 case_fio_verify_t() { case_fio_verify "$2" "$1"; }
+
+# ---- discard, write zeroes, fstrim ------------------------------------------
+# On a disk whose drive has discard=unmap: what the guest trims must free the
+# blocks of the host's raw image (visible here through the shared directory),
+# what it zeroes must read back as zeros, and nothing else may change.
+
+# alloc_of SERIAL: bytes the disk's image file holds on the host (REPLY).
+alloc_of() {
+	sync
+	REPLY=$(stat -c '%b * %B' "${MF[$1:file]}")
+	REPLY=$((REPLY))
+}
+
+# fill DEV MIB_OFFSET MIB: random data, direct, into the range.
+fill() {
+	dd if=/dev/urandom of="$1" bs=1M seek="$2" count="$3" oflag=direct status=none
+}
+
+# sum_of DEV MIB_OFFSET MIB: sha256 of the range (REPLY).
+sum_of() {
+	REPLY=$(dd if="$1" bs=1M skip="$2" count="$3" iflag=direct status=none | sha256sum)
+	REPLY=${REPLY%% *}
+}
+
+# zeros DEV MIB_OFFSET MIB: the range reads back as zeros, or fail.
+zeros() {
+	cmp -s -n $(($3 << 20)) <(dd if="$1" bs=1M skip="$2" count="$3" iflag=direct status=none) /dev/zero ||
+		fail "$1: ${3} MiB at ${2} MiB do not read back as zeros"
+}
+
+# freed_at_least BEFORE AFTER MIB WHAT: the image shrank by >= 3/4 of MIB.
+freed_at_least() {
+	local freed=$(($1 - $2)) want=$(($3 * 3 / 4 << 20))
+	step "$4: image allocation $1 -> $2 bytes ($((freed >> 20)) MiB freed, want >= $((want >> 20)))"
+	[ "$freed" -ge "$want" ] || fail "$4 freed $((freed >> 20)) MiB of the image, less than $((want >> 20)) of $3"
+}
+
+case_discard_limits() {
+	local s=$1 q f v
+	disk "$s"
+	q=/sys/block/$DISK/queue
+	for f in discard_max_bytes discard_granularity write_zeroes_max_bytes; do
+		read1 "$q/$f"
+		v=$REPLY
+		step "$f $v"
+		[ "$v" -gt 0 ] || fail "$DISK: $f is $v on a discard=unmap disk"
+	done
+	read1 "$q/discard_max_hw_bytes"
+	step "discard_max_hw_bytes $REPLY, max_discard_segments $(cat "$q/max_discard_segments")"
+}
+
+# blkdiscard of 64 MiB between two 64 MiB ranges that must not change.
+case_blkdiscard() {
+	local s=$1 d a0 a1 lo hi
+	disk "$s"
+	d=/dev/$DISK
+	fill "$d" 0 192
+	sum_of "$d" 0 64; lo=$REPLY
+	sum_of "$d" 128 64; hi=$REPLY
+	alloc_of "$s"; a0=$REPLY
+	step "blkdiscard -o 64MiB -l 64MiB $d"
+	blkdiscard -o $((64 << 20)) -l $((64 << 20)) "$d" || fail "blkdiscard failed"
+	alloc_of "$s"; a1=$REPLY
+	freed_at_least "$a0" "$a1" 64 blkdiscard
+	sum_of "$d" 0 64; [ "$REPLY" = "$lo" ] || fail "the 64 MiB before the discarded range changed"
+	sum_of "$d" 128 64; [ "$REPLY" = "$hi" ] || fail "the 64 MiB after the discarded range changed"
+}
+
+# BLKZEROOUT (no unmap) and a punched hole (write zeroes that may unmap).
+case_zeroout() {
+	local s=$1 d a0 a1 lo hi
+	disk "$s"
+	d=/dev/$DISK
+	fill "$d" 200 96
+	sum_of "$d" 200 16; lo=$REPLY
+	sum_of "$d" 280 16; hi=$REPLY
+	step "BLKZEROOUT: blkdiscard -z -o 216MiB -l 32MiB"
+	blkdiscard -z -o $((216 << 20)) -l $((32 << 20)) "$d" || fail "BLKZEROOUT failed"
+	zeros "$d" 216 32
+	alloc_of "$s"; a0=$REPLY
+	step "write zeroes with unmap: fallocate --punch-hole -o 248MiB -l 32MiB"
+	fallocate --punch-hole -o $((248 << 20)) -l $((32 << 20)) "$d" || fail "fallocate --punch-hole failed"
+	zeros "$d" 248 32
+	alloc_of "$s"; a1=$REPLY
+	freed_at_least "$a0" "$a1" 32 "write zeroes (unmap)"
+	sum_of "$d" 200 16; [ "$REPLY" = "$lo" ] || fail "the 16 MiB before the zeroed ranges changed"
+	sum_of "$d" 280 16; [ "$REPLY" = "$hi" ] || fail "the 16 MiB after the zeroed ranges changed"
+}
+
+# fstrim on FS (ext4 or xfs): a deleted 64 MiB file comes back to the host.
+fstrim_on() {
+	local s=$1 fs=$2 d mnt=/tmp/vblk-trim-mnt a0 a1 out
+	disk "$s"
+	d=/dev/$DISK
+	command -v "mkfs.$fs" >/dev/null || fail "no mkfs.$fs in the lab (scripts/setup installs it)"
+	case $fs in
+	ext4) mkfs.ext4 -q -F -E nodiscard "$d" ;;
+	xfs) mkfs.xfs -q -f -K "$d" ;;
+	esac
+	mkdir -p "$mnt"
+	mount "$d" "$mnt"
+	dd if=/dev/urandom of="$mnt/f" bs=1M count=64 conv=fsync status=none
+	dd if=/dev/urandom of="$mnt/keep" bs=1M count=8 conv=fsync status=none
+	sha256sum "$mnt/keep" >/tmp/vblk-trim-keep.sum
+	alloc_of "$s"; a0=$REPLY
+	rm "$mnt/f"
+	sync
+	out=$(fstrim -v "$mnt") || { umount "$mnt"; fail "fstrim failed: $out"; }
+	step "$out"
+	alloc_of "$s"; a1=$REPLY
+	umount "$mnt"
+	mount "$d" "$mnt"
+	(cd / && sha256sum -c --quiet /tmp/vblk-trim-keep.sum) || { umount "$mnt"; fail "a kept file changed after fstrim"; }
+	umount "$mnt"
+	case $fs in
+	ext4) fsck.ext4 -n -f "$d" >/dev/null || fail "fsck.ext4 found errors after fstrim" ;;
+	xfs) xfs_repair -n "$d" >/dev/null 2>&1 || fail "xfs_repair -n found errors after fstrim" ;;
+	esac
+	freed_at_least "$a0" "$a1" 64 "fstrim on $fs"
+}
+
+case_fstrim_ext4() { fstrim_on "$1" ext4; }
+case_fstrim_xfs() { fstrim_on "$1" xfs; }
+
+# fio: verified random writes with a share of their blocks trimmed (and
+# checked to read zeros), beside random and sequential trim-then-write jobs
+# on other ranges; every verify must hold.
+case_fio_trim() {
+	local s=$1 out=/tmp/vblk-fio-trim.out rc=0
+	disk "$s"
+	fio --output-format=normal --filename="/dev/$DISK" --ioengine=libaio --direct=1 \
+		--name=verify-trim --rw=randwrite --bs=4k --offset=0 --size=32m --iodepth=16 \
+		--verify=crc32c --verify_fatal=1 --trim_percentage=25 --trim_backlog=32 \
+		--trim_verify_zero=1 \
+		--name=randtrim --rw=randtrim --bs=64k --offset=64m --size=64m --iodepth=8 \
+		--name=trimwrite --rw=trimwrite --bs=128k --offset=128m --size=64m --iodepth=4 \
+		--verify=crc32c --verify_fatal=1 >"$out" 2>&1 || rc=$?
+	cat "$out"
+	[ "$rc" = 0 ] || fail "fio exit $rc: $(grep -iE 'verify|error|bad' "$out" | head -3 | paste -sd' ')"
+	! grep -qiE 'verify failed|bad magic|mismatch' "$out" || fail "fio reported a verify failure"
+}

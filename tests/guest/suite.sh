@@ -101,6 +101,18 @@ first_rw_disk() {
 	return 1
 }
 
+# Discard, write zeroes and fstrim, on a disk whose drive frees trimmed
+# blocks (drive.discard=unmap). xfs only where the lab has its tools.
+discard_cases() {
+	local s=$1
+	run_disk_case discard-limits "$s" case_discard_limits
+	run_disk_case blkdiscard "$s" case_blkdiscard
+	run_disk_case zeroout "$s" case_zeroout
+	run_disk_case fio-trim "$s" case_fio_trim
+	run_disk_case fstrim-ext4 "$s" case_fstrim_ext4
+	run_disk_case fstrim-xfs "$s" case_fstrim_xfs
+}
+
 disk_cases() {
 	local s=$1 rw0=$2 ro=${MF[$1:ro]} backend=${MF[$1:backend]}
 	run_disk_case properties "$s" case_properties
@@ -118,6 +130,7 @@ disk_cases() {
 			run_fio "$s" short
 		fi
 		[ "$s" != "$rw0" ] || run_disk_case cross-driver "$s" case_cross
+		[ "${MF[$s:discard]:--}" != unmap ] || discard_cases "$s"
 		# A file system on the first disk and on any with big sectors.
 		if [ "$QUICK" = 0 ] && { [ "$s" = "$rw0" ] || [ "${MF[$s:lbs]}" -gt 512 ]; }; then
 			run_disk_case ext4 "$s" case_ext4
