@@ -377,6 +377,12 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 		dev_err(dev, "size_max %u below the page size\n", size_max);
 		return -EINVAL;
 	}
+	size_max = min_t(size_t, size_max, vblk_pci_max_dma_size(&vb->pci));
+	if (size_max < PAGE_SIZE) {
+		dev_err(dev, "DMA mappings limited to %u bytes, below the page size\n",
+			size_max);
+		return -EINVAL;
+	}
 	segs = min3(seg_max, vblk_max_segments ?: 1U, 1024U);
 	/*
 	 * No chain may be longer than the ring, indirect tables included, and

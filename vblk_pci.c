@@ -7,6 +7,7 @@
  * negotiation, config space reads under the generation counter, queue
  * registration and interrupt vectors. It knows nothing of requests.
  */
+#include <linux/cc_platform.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -128,8 +129,11 @@ static int vblk_map_regions(struct vblk_pci *p)
 				 sizeof(struct virtio_pci_common_cfg),
 				 sizeof(struct virtio_pci_common_cfg), NULL);
 	p->isr = vblk_map_cap(pdev, &isr, 1, 1, NULL);
-	/* The doorbell area: at least one 16-bit doorbell, at most a page. */
-	p->notify = vblk_map_cap(pdev, &notify, 2, PAGE_SIZE, &p->notify_len);
+	/*
+	 * The doorbell area: at least one 16-bit doorbell, and all of it, as
+	 * each queue's doorbell may sit on a page of its own (page-per-vq).
+	 */
+	p->notify = vblk_map_cap(pdev, &notify, 2, notify.length, &p->notify_len);
 	if (vblk_find_cap(pdev, VIRTIO_PCI_CAP_DEVICE_CFG, &device))
 		p->device = vblk_map_cap(pdev, &device, 0, PAGE_SIZE,
 					 &p->device_len);
@@ -242,9 +246,20 @@ u64 vblk_pci_device_features(struct vblk_pci *p)
 	return f;
 }
 
-/* Write the driver features and check the device accepts them. */
+/*
+ * Write the driver features and check the device accepts them. A guest
+ * whose memory is encrypted cannot let a device use physical addresses
+ * (the host would read ciphertext): such a device must offer
+ * VIRTIO_F_ACCESS_PLATFORM, so that bounce buffers are used, or it is
+ * refused.
+ */
 int vblk_pci_set_features(struct vblk_pci *p, u64 features)
 {
+	if (!(features & BIT_ULL(VIRTIO_F_ACCESS_PLATFORM)) &&
+	    cc_platform_has(CC_ATTR_GUEST_MEM_ENCRYPT)) {
+		dev_err(&p->pdev->dev, "guest memory is encrypted and the device lacks VIRTIO_F_ACCESS_PLATFORM: refused\n");
+		return -ENODEV;
+	}
 	iowrite32(0, p->common + COMMON(guest_feature_select));
 	iowrite32((u32)features, p->common + COMMON(guest_feature));
 	iowrite32(1, p->common + COMMON(guest_feature_select));
@@ -447,6 +462,22 @@ u8 vblk_pci_read_isr(struct vblk_pci *p)
  * IOMMU and we must use the DMA API; without it the device uses guest
  * physical addresses whatever IOMMU the guest has.
  */
+/*
+ * The largest buffer one mapping can take: through the DMA API a bounce
+ * buffer (swiotlb) or an IOMMU may limit it, and a segment beyond it would
+ * fail to map every time it is tried. The DMA layer is told the same.
+ */
+size_t vblk_pci_max_dma_size(struct vblk_pci *p)
+{
+	size_t max;
+
+	if (!p->dma_api)
+		return SIZE_MAX;
+	max = dma_max_mapping_size(&p->pdev->dev);
+	dma_set_max_seg_size(&p->pdev->dev, min_t(size_t, max, UINT_MAX));
+	return max;
+}
+
 void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr)
 {
 	void *mem;

@@ -248,6 +248,7 @@ int vblk_pci_alloc_vectors(struct vblk_pci *p, enum vblk_irq_mode mode,
 			   unsigned int nr_irq_queues);
 void vblk_pci_free_vectors(struct vblk_pci *p);
 u8 vblk_pci_read_isr(struct vblk_pci *p);
+size_t vblk_pci_max_dma_size(struct vblk_pci *p);
 void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr);
 void vblk_dma_free(struct vblk_pci *p, size_t size, void *mem, dma_addr_t addr);
 int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,

@@ -130,7 +130,9 @@ disk_cases() {
 			run_fio "$s" short
 		fi
 		[ "$s" != "$rw0" ] || run_disk_case cross-driver "$s" case_cross
+		[ "$s" != "$rw0" ] || run_disk_case cache-type "$s" case_cache_type
 		[ "${MF[$s:discard]:--}" != unmap ] || discard_cases "$s"
+		[ "${MF[$s:iommu]:-off}" != on ] || run_disk_case fio-bounce "$s" case_fio_bounce
 		# A file system on the first disk and on any with big sectors.
 		if [ "$QUICK" = 0 ] && { [ "$s" = "$rw0" ] || [ "${MF[$s:lbs]}" -gt 512 ]; }; then
 			run_disk_case ext4 "$s" case_ext4
