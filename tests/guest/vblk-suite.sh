@@ -8,7 +8,8 @@
 # Disks by serial (any missing one is reported as a failure, never skipped
 # silently): vmq1 num-queues=1, vmq4 num-queues=4, vq16 queue-size=16 with
 # indirect_desc=off (ring-full path, ring_size=16), vintx vectors=0, vshr vectors=2 on two
-# queues (one shared vector), vdir indirect_desc=off, vnoevt event_idx=off.
+# queues (one shared vector), vdir indirect_desc=off, vnoevt event_idx=off,
+# vppv page-per-vq=on with 4 queues (each doorbell on its own page).
 # Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 QUICK=0
 PARAMS=/sys/module/vblk/parameters
-DISKS="vmq1 vmq4 vq16 vintx vshr vdir vnoevt"
+DISKS="vmq1 vmq4 vq16 vintx vshr vdir vnoevt vppv"
 declare -A PCI_OF=()
 
 # ---- helpers --------------------------------------------------------------
@@ -474,6 +475,7 @@ main() {
 	run_case "four queues (vmq4)" case_disk vmq4 queues 2
 	run_case "direct descriptors (vdir)" case_disk vdir indirect 0
 	run_case "no event index (vnoevt)" case_disk vnoevt event_idx 0
+	run_case "a doorbell page per queue (vppv)" case_disk vppv queues 2
 	run_case "INTx (vintx)" case_disk vintx irq_mode intx
 	run_case "shared vector (vshr)" case_disk vshr irq_mode shared
 	run_case "auto picks softirq for shared vectors" case_auto_shared
