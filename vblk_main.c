@@ -893,6 +893,9 @@ static struct vblk_dev *vblk_from_dev(struct device *dev)
 /*
  * The serial is asked for at the first read, not at probe: a device that
  * does not answer must not hang the bind (the request timeout bounds this).
+ * The file reads as the in-tree driver's does: the bytes without a newline,
+ * and empty when the device answers GET_ID with an I/O error. Unprintable
+ * bytes read as '?' (vblk_mq_get_serial()).
  */
 static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
@@ -906,9 +909,11 @@ static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
 		vb->have_serial = !err;
 	}
 	mutex_unlock(&vb->serial_lock);
+	if (err == -EIO)
+		return 0;
 	if (err)
 		return err;
-	return sysfs_emit(buf, "%s\n", vb->serial);
+	return sysfs_emit(buf, "%s", vb->serial);
 }
 static DEVICE_ATTR_RO(serial);
 

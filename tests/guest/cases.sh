@@ -80,6 +80,9 @@ case_properties() {
 	[ "${#mqs[@]}" = "$want" ] ||
 		fail "${#mqs[@]} hardware queues, expected $want (num-queues=$q, $NCPU cpus)"
 	step "$s /dev/$d: size lbs ro = $got, pbs ${MF[$s:pbs]}, ${#mqs[@]} queues"
+	# The serial file holds exactly the serial: no newline (the in-tree format).
+	cmp -s <(printf '%s' "$s") "/sys/block/$d/serial" ||
+		fail "serial file reads '$(od -c "/sys/block/$d/serial" | head -2 | tr -s ' ' | paste -sd' ')', not exactly '$s'"
 	# udev's persistent name comes from the serial sysfs file (both drivers).
 	udevadm settle --timeout=30 2>/dev/null || true
 	got=$(readlink -f "/dev/disk/by-id/virtio-$s" 2>/dev/null || echo none)
