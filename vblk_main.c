@@ -27,16 +27,17 @@ module_param_named(notify_in_lock, vblk_notify_in_lock, bool, 0644);
 MODULE_PARM_DESC(notify_in_lock,
 		 "Write the doorbell before dropping the queue lock (seed 000 A/B; default 0)");
 
-/* A uint parameter that takes only lo..hi; a bad value keeps the old one. */
+/*
+ * A uint parameter that takes only lo..hi; a bad value keeps the old one.
+ * Every bad value is EINVAL, as README says: kstrtouint's ERANGE for a
+ * number past 2^32 is just another value out of range here.
+ */
 static int vblk_set_uint_range(const char *val, const struct kernel_param *kp,
 			       unsigned int lo, unsigned int hi)
 {
 	unsigned int v;
-	int err = kstrtouint(val, 0, &v);
 
-	if (err)
-		return err;
-	if (v < lo || v > hi)
+	if (kstrtouint(val, 0, &v) || v < lo || v > hi)
 		return -EINVAL;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
@@ -132,10 +133,9 @@ MODULE_PARM_DESC(queue_depth,
 static int vblk_set_ring_size(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
-	int err = kstrtouint(val, 0, &v);
 
-	if (err)
-		return err;
+	if (kstrtouint(val, 0, &v))
+		return -EINVAL;
 	if (v && (v < 4 || v > VBLK_RING_MAX_SIZE || !is_power_of_2(v)))
 		return -EINVAL;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
@@ -595,13 +595,13 @@ static int vblk_count_queues(struct vblk_dev *vb)
 	asked = READ_ONCE(vblk_num_queues);
 	want = min3(asked ?: num_online_cpus(), dev_q, (unsigned int)VBLK_MAX_QUEUES);
 	if (asked > want)
-		dev_info(dev, "num_queues %u: the device has %u queues, using %u\n",
-			 asked, dev_q, want);
+		dev_info(dev, "num_queues %u lowered to %u, the device's queue count\n",
+			 asked, want);
 	asked = READ_ONCE(vblk_poll_queues);
 	vb->nr_poll = min(asked, dev_q - want);
 	if (asked > vb->nr_poll)
-		dev_info(dev, "poll_queues %u: %u of the device's %u queues left, using %u\n",
-			 asked, dev_q - want, dev_q, vb->nr_poll);
+		dev_info(dev, "poll_queues %u lowered to %u (device queues %u, interrupt-driven %u)\n",
+			 asked, vb->nr_poll, dev_q, want);
 	vb->nr_queues = want + vb->nr_poll;
 	return 0;
 }
@@ -627,7 +627,8 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 	 */
 	asked = READ_ONCE(vblk_ring_size);
 	if (asked > size)
-		dev_info(dev, "ring_size %u: the device allows %u\n", asked, size);
+		dev_info(dev, "ring_size %u lowered to %u, the device's maximum\n",
+			 asked, size);
 	else if (asked)
 		size = asked;
 	if (size < 4) {
@@ -643,8 +644,8 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 	asked = READ_ONCE(vblk_queue_depth);
 	vb->depth = min3(asked ?: (vb->indirect ? size : size / 2), size, 1024U);
 	if (asked > vb->depth)
-		dev_info(dev, "queue_depth %u: the ring has %u entries, using %u\n",
-			 asked, size, vb->depth);
+		dev_info(dev, "queue_depth %u lowered to %u, the ring size\n",
+			 asked, vb->depth);
 	return 0;
 }
 
