@@ -93,7 +93,10 @@ module_param_cb(num_queues, &vblk_queues_ops, &vblk_num_queues, 0644);
 MODULE_PARM_DESC(num_queues,
 		 "Interrupt-driven queues per disk, 0..64; 0 = min(device queues, CPUs) (default 0; applies at bind)");
 
-/* One interrupt-driven queue always remains beside the polled ones. */
+/*
+ * Bounded like num_queues, less the interrupt-driven queue a disk always
+ * keeps for the I/O that is not polled.
+ */
 static int vblk_set_poll_queues(const char *val, const struct kernel_param *kp)
 {
 	return vblk_set_uint_range(val, kp, 0, VBLK_MAX_QUEUES - 1);
@@ -348,7 +351,9 @@ static bool vblk_name_taken(struct gendisk *disk, const char *name)
  * The lowest index whose name no block device holds. Called with
  * vblk_name_lock held, up to add_disk, so two vblk probes cannot race; a
  * driver outside vblk can still take a name at the same moment, which the
- * disk_prefix parameter exists for.
+ * disk_prefix parameter exists for. Every index has a name of its own
+ * (vblk_format_name), so the loop ends after at most one try per block
+ * device there is.
  */
 static int vblk_pick_name(struct vblk_dev *vb)
 {

@@ -559,7 +559,9 @@ case_insmod_params() {
 			rmmod vblk || true
 			continue
 		fi
-		[[ $out == *"Invalid argument"* ]] || BAD+=("insmod '$arg': '$out', not EINVAL")
+		# kmod says EINVAL as "Invalid parameters" (older ones: strerror).
+		[[ $out == *"Invalid parameters"* || $out == *"Invalid argument"* ]] ||
+			BAD+=("insmod '$arg': '${out##*: }', not EINVAL")
 		! grep -q '^vblk ' /proc/modules || BAD+=("insmod '$arg': vblk loaded after the failure")
 	done
 	log=$(dmesg | tail -n +"$((k0 + 1))")
@@ -597,7 +599,7 @@ case_insmod_params() {
 	ring=$(vcfg "$d" ring_size)
 	depth=$(vcfg "$d" queue_depth)
 	log=$(dmesg | tail -n +"$((k0 + 1))")
-	printf '%s\n' "$log" | grep -E 'lowered to' || true
+	printf '%s\n' "$log" | grep -aE 'lowered to' || true
 	[ "$(vcfg "$d" queues)" = 1 ] || BAD+=("vmq1: $(vcfg "$d" queues) queues with num_queues=64")
 	[ "$(vcfg "$d" poll_queues)" = 0 ] || BAD+=("vmq1: $(vcfg "$d" poll_queues) poll queues on 1 device queue")
 	[[ $log == *"num_queues 64 lowered to 1,"* ]] || BAD+=("no log line for num_queues 64 on a 1-queue device")
