@@ -27,16 +27,17 @@ module_param_named(notify_in_lock, vblk_notify_in_lock, bool, 0644);
 MODULE_PARM_DESC(notify_in_lock,
 		 "Write the doorbell before dropping the queue lock (seed 000 A/B; default 0)");
 
-/* A uint parameter that takes only lo..hi; a bad value keeps the old one. */
+/*
+ * A uint parameter that takes only lo..hi; a bad value keeps the old one.
+ * Every bad value is EINVAL, as README says: kstrtouint's ERANGE for a
+ * number past 2^32 is just another value out of range here.
+ */
 static int vblk_set_uint_range(const char *val, const struct kernel_param *kp,
 			       unsigned int lo, unsigned int hi)
 {
 	unsigned int v;
-	int err = kstrtouint(val, 0, &v);
 
-	if (err)
-		return err;
-	if (v < lo || v > hi)
+	if (kstrtouint(val, 0, &v) || v < lo || v > hi)
 		return -EINVAL;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
@@ -70,27 +71,108 @@ module_param_cb(poll_budget, &vblk_budget_ops, &vblk_poll_budget, 0644);
 MODULE_PARM_DESC(poll_budget,
 		 "Completions per irq_poll run in softirq mode, 1..4096 (default 64; applies at bind)");
 
+/*
+ * The queue-shaping parameters below are read at bind. Their ranges are
+ * what the driver can build whatever the device: a value outside them is
+ * refused when written (or at load), not clamped at some later bind where
+ * nobody sees it. What a given device allows is still applied at bind,
+ * and said in the log when it lowers a value.
+ */
+static int vblk_set_queues(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, VBLK_MAX_QUEUES);
+}
+
+static const struct kernel_param_ops vblk_queues_ops = {
+	.set = vblk_set_queues,
+	.get = param_get_uint,
+};
+
 static unsigned int vblk_num_queues;
-module_param_named(num_queues, vblk_num_queues, uint, 0644);
+module_param_cb(num_queues, &vblk_queues_ops, &vblk_num_queues, 0644);
 MODULE_PARM_DESC(num_queues,
-		 "Interrupt-driven queues per disk; 0 = min(device queues, CPUs) (applies at bind)");
+		 "Interrupt-driven queues per disk, 0..64; 0 = min(device queues, CPUs) (default 0; applies at bind)");
+
+/*
+ * Bounded like num_queues, less the interrupt-driven queue a disk always
+ * keeps for the I/O that is not polled.
+ */
+static int vblk_set_poll_queues(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, VBLK_MAX_QUEUES - 1);
+}
+
+static const struct kernel_param_ops vblk_poll_queues_ops = {
+	.set = vblk_set_poll_queues,
+	.get = param_get_uint,
+};
 
 static unsigned int vblk_poll_queues;
-module_param_named(poll_queues, vblk_poll_queues, uint, 0644);
-MODULE_PARM_DESC(poll_queues, "Extra polled queues for io_uring IOPOLL (default 0; applies at bind)");
+module_param_cb(poll_queues, &vblk_poll_queues_ops, &vblk_poll_queues, 0644);
+MODULE_PARM_DESC(poll_queues,
+		 "Extra polled queues for io_uring IOPOLL, 0..63 (default 0; applies at bind)");
+
+/* The most tags vblk_pick_ring_size ever gives a queue is 1024. */
+static int vblk_set_depth(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, 1024);
+}
+
+static const struct kernel_param_ops vblk_depth_ops = {
+	.set = vblk_set_depth,
+	.get = param_get_uint,
+};
 
 static unsigned int vblk_queue_depth;
-module_param_named(queue_depth, vblk_queue_depth, uint, 0644);
-MODULE_PARM_DESC(queue_depth, "Tags per queue; 0 = the ring size (half of it without indirect descriptors), at most 1024 (applies at bind)");
+module_param_cb(queue_depth, &vblk_depth_ops, &vblk_queue_depth, 0644);
+MODULE_PARM_DESC(queue_depth,
+		 "Tags per queue, 0..1024; 0 = the ring size (half of it without indirect descriptors) (default 0; applies at bind)");
+
+/*
+ * A split ring's size must be a power of two (and vblk_ring.c allocates at
+ * most VBLK_RING_MAX_SIZE): refusing any other value beats silently
+ * rounding it to one the user did not ask for.
+ */
+static int vblk_set_ring_size(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v))
+		return -EINVAL;
+	if (v && (v < 4 || v > VBLK_RING_MAX_SIZE || !is_power_of_2(v)))
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops vblk_ring_size_ops = {
+	.set = vblk_set_ring_size,
+	.get = param_get_uint,
+};
 
 static unsigned int vblk_ring_size;
-module_param_named(ring_size, vblk_ring_size, uint, 0644);
+module_param_cb(ring_size, &vblk_ring_size_ops, &vblk_ring_size, 0644);
 MODULE_PARM_DESC(ring_size,
-		 "Ring entries per queue, rounded down to a power of two, 4..32768; 0 = the device's maximum (applies at bind)");
+		 "Ring entries per queue, a power of two 4..32768; 0 = the device's maximum (default 0; applies at bind)");
+
+/*
+ * 0 has meant "1" here, which reads like "no cap": refuse it. 1024 is the
+ * most the driver ever uses, whatever the device's seg_max.
+ */
+static int vblk_set_segments(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 1, 1024);
+}
+
+static const struct kernel_param_ops vblk_segments_ops = {
+	.set = vblk_set_segments,
+	.get = param_get_uint,
+};
 
 static unsigned int vblk_max_segments = 254;
-module_param_named(max_segments, vblk_max_segments, uint, 0644);
-MODULE_PARM_DESC(max_segments, "Cap on data segments per request (default 254; applies at bind)");
+module_param_cb(max_segments, &vblk_segments_ops, &vblk_max_segments, 0644);
+MODULE_PARM_DESC(max_segments,
+		 "Cap on data segments per request, 1..1024 (default 254; applies at bind)");
 
 static bool vblk_use_indirect = true;
 module_param_named(indirect, vblk_use_indirect, bool, 0644);
@@ -133,9 +215,41 @@ module_param_cb(max_resets, &vblk_resets_ops, &vblk_max_resets, 0644);
 MODULE_PARM_DESC(max_resets,
 		 "Device resets in a row without progress before the disk is failed, 0..100 (default 1)");
 
+/*
+ * The prefix plus the longest suffix (7 letters: vblk_format_name) must fit
+ * DISK_NAME_LEN: a truncated name would be the same for many indices. A
+ * name also becomes /dev and /sys/block entries, so only characters that
+ * are safe there, unquoted, in scripts and udev rules.
+ */
+#define VBLK_PREFIX_MAX		(DISK_NAME_LEN - 8)
+
+static int vblk_set_prefix(const char *val, const struct kernel_param *kp)
+{
+	size_t len = strlen(val), i;
+
+	if (!len || len > VBLK_PREFIX_MAX)
+		return -EINVAL;
+	/* Not islower(): the kernel's ctype takes Latin-1 letters too. */
+	for (i = 0; i < len; i++) {
+		char c = val[i];
+
+		if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') &&
+		    c != '_' && c != '-')
+			return -EINVAL;
+	}
+	return param_set_charp(val, kp);
+}
+
+static const struct kernel_param_ops vblk_prefix_ops = {
+	.set = vblk_set_prefix,
+	.get = param_get_charp,
+	.free = param_free_charp,
+};
+
 static char *vblk_disk_prefix = "vd";
-module_param_named(disk_prefix, vblk_disk_prefix, charp, 0444);
-MODULE_PARM_DESC(disk_prefix, "Disk name prefix (default \"vd\"; see README for mixed guests)");
+module_param_cb(disk_prefix, &vblk_prefix_ops, &vblk_disk_prefix, 0444);
+MODULE_PARM_DESC(disk_prefix,
+		 "Disk name prefix, 1..24 of a-z 0-9 _ - (default \"vd\"; see README for mixed guests)");
 
 static const char * const vblk_irq_mode_names[] = {
 	[VBLK_IRQ_AUTO] = "auto", [VBLK_IRQ_MSIX] = "msix",
@@ -196,18 +310,29 @@ MODULE_PARM_DESC(complete,
 static DEFINE_IDA(vblk_index_ida);
 static DEFINE_MUTEX(vblk_name_lock);	/* name choice + add_disk */
 
-/* Same scheme as sd and virtio_blk: a..z, aa..zz, aaa.. */
-static void vblk_format_name(char *buf, size_t len, const char *prefix, int index)
+/*
+ * Same scheme as sd and virtio_blk: a..z, aa..zz, aaa.. Seven letters hold
+ * any int index (26 + 26^2 + ... + 26^7 > INT_MAX). A name that does not
+ * fit is an error, never a truncated one: truncation would give many
+ * indices one name, and vblk_pick_name would walk the whole IDA for a
+ * free one.
+ */
+static int vblk_format_name(char *buf, size_t len, const char *prefix, int index)
 {
 	char suffix[8];
 	int i = sizeof(suffix) - 1;
 
+	BUILD_BUG_ON(VBLK_PREFIX_MAX + sizeof(suffix) > DISK_NAME_LEN);
 	suffix[i] = '\0';
 	do {
 		suffix[--i] = 'a' + index % 26;
 		index = index / 26 - 1;
 	} while (index >= 0 && i > 0);
-	snprintf(buf, len, "%s%s", prefix, &suffix[i]);
+	if (index >= 0)
+		return -ENAMETOOLONG;
+	if (snprintf(buf, len, "%s%s", prefix, &suffix[i]) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 static bool vblk_name_taken(struct gendisk *disk, const char *name)
@@ -226,19 +351,25 @@ static bool vblk_name_taken(struct gendisk *disk, const char *name)
  * The lowest index whose name no block device holds. Called with
  * vblk_name_lock held, up to add_disk, so two vblk probes cannot race; a
  * driver outside vblk can still take a name at the same moment, which the
- * disk_prefix parameter exists for.
+ * disk_prefix parameter exists for. Every index has a name of its own
+ * (vblk_format_name), so the loop ends after at most one try per block
+ * device there is.
  */
 static int vblk_pick_name(struct vblk_dev *vb)
 {
 	struct gendisk *disk = vb->disk;
-	int index = 0;
+	int index = 0, err;
 
 	for (;;) {
 		index = ida_alloc_min(&vblk_index_ida, index, GFP_KERNEL);
 		if (index < 0)
 			return index;
-		vblk_format_name(disk->disk_name, DISK_NAME_LEN,
-				 vblk_disk_prefix, index);
+		err = vblk_format_name(disk->disk_name, DISK_NAME_LEN,
+				       vblk_disk_prefix, index);
+		if (err) {
+			ida_free(&vblk_index_ida, index);
+			return err;
+		}
 		if (!vblk_name_taken(disk, disk->disk_name))
 			break;
 		ida_free(&vblk_index_ida, index);
@@ -558,7 +689,7 @@ static int vblk_negotiate(struct vblk_dev *vb)
 static int vblk_count_queues(struct vblk_dev *vb)
 {
 	struct device *dev = vblk_dev_of(vb);
-	unsigned int dev_q = 1, want;
+	unsigned int dev_q = 1, want, asked;
 	__le16 nq;
 
 	if (vblk_has(vb, VIRTIO_BLK_F_MQ)) {
@@ -577,9 +708,16 @@ static int vblk_count_queues(struct vblk_dev *vb)
 		if (!dev_q)
 			return -ENODEV;
 	}
-	want = vblk_num_queues ?: num_online_cpus();
-	want = min3(want, dev_q, (unsigned int)VBLK_MAX_QUEUES);
-	vb->nr_poll = min(vblk_poll_queues, dev_q - want);
+	asked = READ_ONCE(vblk_num_queues);
+	want = min3(asked ?: num_online_cpus(), dev_q, (unsigned int)VBLK_MAX_QUEUES);
+	if (asked > want)
+		dev_info(dev, "num_queues %u lowered to %u, the device's queue count\n",
+			 asked, want);
+	asked = READ_ONCE(vblk_poll_queues);
+	vb->nr_poll = min(asked, dev_q - want);
+	if (asked > vb->nr_poll)
+		dev_info(dev, "poll_queues %u lowered to %u (device queues %u, interrupt-driven %u)\n",
+			 asked, vb->nr_poll, dev_q, want);
 	vb->nr_queues = want + vb->nr_poll;
 	return 0;
 }
@@ -587,7 +725,8 @@ static int vblk_count_queues(struct vblk_dev *vb)
 /* One ring size for all queues: the smallest the device allows, 2^n. */
 static int vblk_pick_ring_size(struct vblk_dev *vb)
 {
-	unsigned int i, size = VBLK_RING_MAX_SIZE;
+	struct device *dev = vblk_dev_of(vb);
+	unsigned int i, size = VBLK_RING_MAX_SIZE, asked;
 
 	for (i = 0; i < vb->nr_queues; i++) {
 		u16 max = vblk_pci_queue_max_size(&vb->pci, i);
@@ -598,10 +737,16 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 		}
 		size = min_t(unsigned int, size, rounddown_pow_of_two(max));
 	}
-	/* The spec lets the driver choose a smaller ring than the maximum. */
-	if (vblk_ring_size)
-		size = min_t(unsigned int, size,
-			     rounddown_pow_of_two(max(vblk_ring_size, 4U)));
+	/*
+	 * The spec lets the driver choose a smaller ring than the maximum;
+	 * the parameter is a power of two (vblk_set_ring_size).
+	 */
+	asked = READ_ONCE(vblk_ring_size);
+	if (asked > size)
+		dev_info(dev, "ring_size %u lowered to %u, the device's maximum\n",
+			 asked, size);
+	else if (asked)
+		size = asked;
 	if (size < 4) {
 		dev_err(vblk_dev_of(vb), "queue size %u too small\n", size);
 		return -EINVAL;
@@ -612,8 +757,11 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 	 * and a status descriptor: a tag per ring entry would only park most
 	 * of them on a full ring.
 	 */
-	vb->depth = vblk_queue_depth ?: (vb->indirect ? size : size / 2);
-	vb->depth = min3(vb->depth, size, 1024U);
+	asked = READ_ONCE(vblk_queue_depth);
+	vb->depth = min3(asked ?: (vb->indirect ? size : size / 2), size, 1024U);
+	if (asked > vb->depth)
+		dev_info(dev, "queue_depth %u lowered to %u, the ring size\n",
+			 asked, vb->depth);
 	return 0;
 }
 

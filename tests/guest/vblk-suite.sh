@@ -96,6 +96,39 @@ reset_counters() { echo 1 >"/sys/block/$1/vblk/counters"; }
 
 setparam() { echo "$2" >"$PARAMS/$1"; }
 
+# param_refuses NAME VALUE [ERROR]: writing VALUE to the parameter fails
+# with ERROR (strerror text, default EINVAL's) and its value stays. Each
+# problem, naming the value, goes to BAD (the case reports them together).
+param_refuses() {
+	local p=$1 v=$2 want=${3:-Invalid argument} old err
+	read1 "$PARAMS/$p"
+	old=$REPLY
+	if err=$({ printf '%s\n' "$v" >"$PARAMS/$p"; } 2>&1); then
+		BAD+=("$p: '$v' accepted")
+	elif [[ $err != *"$want"* ]]; then
+		BAD+=("$p: '$v' refused with '${err##*: }', not '$want'")
+	fi
+	read1 "$PARAMS/$p"
+	[ "$REPLY" = "$old" ] || BAD+=("$p: '$v' changed it from '$old' to '$REPLY'")
+}
+
+# param_takes NAME VALUE: writing VALUE works and it reads back as written.
+param_takes() {
+	if ! { printf '%s\n' "$2" >"$PARAMS/$1"; } 2>/dev/null; then
+		BAD+=("$1: '$2' refused")
+		return 0
+	fi
+	read1 "$PARAMS/$1"
+	[ "$REPLY" = "$2" ] || BAD+=("$1: '$2' reads back as '$REPLY'")
+}
+
+# Fail the case with every problem in BAD, one per line in the log.
+fail_bad() {
+	[ "${#BAD[@]}" = 0 ] && return 0
+	printf 'BAD: %s\n' "${BAD[@]}"
+	fail "${#BAD[@]} bad: $(printf '%s; ' "${BAD[@]}")"
+}
+
 # udev opens a new disk to read its label: an rmmod right after a bind can
 # find the module in use for a moment. Wait that out (bounded); a reference
 # that never goes away still fails.
@@ -131,6 +164,64 @@ case_params() {
 	setparam complete softirq
 	[ "$(cat $PARAMS/complete)" = softirq ] || fail "complete not settable"
 	setparam complete auto
+}
+
+# Every parameter refuses each value outside its range (README's table)
+# with EINVAL and keeps the old value; the ends of each range are taken.
+# Nothing is bound in between, so nothing applies them.
+case_param_ranges() {
+	local p v old
+	local -a BAD=()
+	local -A bad=(
+		[num_queues]="65 100 0x41 4294967295 4294967296 -1 abc 1.5 1k"
+		[poll_queues]="64 1000 4294967296 -1 x"
+		[queue_depth]="1025 65536 4294967296 -1 4k"
+		[ring_size]="1 2 3 6 24 1000 1023 32769 65536 -16 0x3 ring"
+		[max_segments]="0 1025 4096 4294967296 -1 foo"
+		[poll_budget]="0 4097 -1"
+		[io_timeout]="0 601 -1"
+		[max_resets]="101 -1"
+		[irq_coalesce]="101 -1"
+		[notify_in_lock]="2 maybe"
+		[indirect]="2 maybe"
+		[event_idx]="2 maybe"
+		[irq_mode]="bogus msi"
+		[complete]="sometimes"
+	)
+	local -A good=(
+		[num_queues]="0 1 64"
+		[poll_queues]="0 63"
+		[queue_depth]="0 1 1024"
+		[ring_size]="0 4 16 32768"
+		[max_segments]="1 1024"
+		[poll_budget]="1 4096"
+		[io_timeout]="1 600"
+		[max_resets]="0 100"
+		[irq_coalesce]="0 100"
+	)
+	for p in "${!bad[@]}"; do
+		read1 "$PARAMS/$p"
+		old=$REPLY
+		step "$p (now '$old') refuses: ${bad[$p]} and an empty write"
+		for v in ${bad[$p]}; do
+			param_refuses "$p" "$v"
+		done
+		param_refuses "$p" ""
+		for v in ${good[$p]:-}; do
+			param_takes "$p" "$v"
+		done
+		[ -z "${good[$p]:-}" ] || step "$p takes: ${good[$p]}"
+		param_takes "$p" "$old"
+	done
+	# Read-only after load: a write fails whatever the value, and the
+	# prefix stays.
+	read1 "$PARAMS/disk_prefix"
+	old=$REPLY
+	for v in x a/b ""; do
+		param_refuses disk_prefix "$v" "Permission denied"
+	done
+	step "disk_prefix (now '$old') is read-only"
+	fail_bad
 }
 
 # Bind a disk, check the config the device asked for, verify data, counters.
@@ -444,6 +535,94 @@ case_unload() {
 	rmmod_vblk
 }
 
+# insmod with a bad value fails with EINVAL, the kernel names the value,
+# and no vblk is left loaded; the ends of the ranges load, and a disk binds
+# with them, lowered by the device where it has less (with a log line).
+# Runs after case_modprobe, with vblk unloaded and every disk on virtio_blk.
+case_insmod_params() {
+	local ko arg p v out k0 log d a=${PCI_OF[vmq1]} ring depth
+	local prefix=abcdefghijklmnopqrstuv-_ # 24: the longest that fits
+	local -a BAD=()
+	local -a args=(
+		num_queues=65 num_queues=-1 num_queues=abc num_queues= num_queues
+		poll_queues=64 queue_depth=1025 queue_depth=4294967296
+		ring_size=3 ring_size=1000 ring_size=65536 ring_size=2
+		max_segments=0 max_segments=1025 io_timeout=0 irq_coalesce=101
+		disk_prefix= "disk_prefix=${prefix}x" disk_prefix=a/b disk_prefix=VD
+		disk_prefix=.. disk_prefix=v.d 'disk_prefix="v d"' $'disk_prefix=v\xe9'
+	)
+	ko=$(vblk_ko) || fail "no vblk.ko"
+	! grep -q '^vblk ' /proc/modules || fail "vblk is loaded: this case needs it unloaded"
+	k0=$(dmesg | wc -l)
+	for arg in "${args[@]}"; do
+		if out=$(insmod "$ko" "$arg" 2>&1); then
+			BAD+=("insmod '$arg' loaded")
+			rmmod vblk || true
+			continue
+		fi
+		# kmod says EINVAL as "Invalid parameters" (older ones: strerror).
+		[[ $out == *"Invalid parameters"* || $out == *"Invalid argument"* ]] ||
+			BAD+=("insmod '$arg': '${out##*: }', not EINVAL")
+		! grep -q '^vblk ' /proc/modules || BAD+=("insmod '$arg': vblk loaded after the failure")
+	done
+	log=$(dmesg | tail -n +"$((k0 + 1))")
+	for arg in "${args[@]}"; do
+		p=${arg%%=*}
+		v=''
+		[ "$p" = "$arg" ] || v=${arg#*=}
+		v=${v//\"/} # the kernel takes the quotes off
+		# dmesg escapes bytes it cannot print: look for those by name only.
+		if [[ $v == *[![:print:]]* ]]; then
+			[[ $log == *"' invalid for parameter \`$p'"* ]] ||
+				BAD+=("insmod '$arg': no kernel line for $p")
+		else
+			[[ $log == *"vblk: \`$v' invalid for parameter \`$p'"* ]] ||
+				BAD+=("insmod '$arg': no kernel line naming the value")
+		fi
+	done
+	step "insmod refused ${#args[@]} bad values: ${args[*]}"
+
+	k0=$(dmesg | wc -l)
+	if ! insmod "$ko" num_queues=64 poll_queues=63 queue_depth=1024 ring_size=32768 \
+		max_segments=1024 disk_prefix=$prefix; then
+		fail_bad
+		fail "insmod with the ends of the ranges failed"
+	fi
+	for arg in num_queues=64 poll_queues=63 queue_depth=1024 ring_size=32768 \
+		max_segments=1024 disk_prefix=$prefix; do
+		read1 "$PARAMS/${arg%%=*}"
+		[ "$REPLY" = "${arg#*=}" ] || BAD+=("insmod $arg: reads back as '$REPLY'")
+	done
+	"$BIND" vblk "$a" >/dev/null
+	d=$(wait_disk vmq1) || fail "vmq1 did not bind with the ends of the ranges"
+	[ "$d" = "${prefix}a" ] || BAD+=("disk name $d, not ${prefix}a")
+	cat "/sys/block/$d/vblk/config"
+	ring=$(vcfg "$d" ring_size)
+	depth=$(vcfg "$d" queue_depth)
+	log=$(dmesg | tail -n +"$((k0 + 1))")
+	printf '%s\n' "$log" | grep -aE 'lowered to' || true
+	[ "$(vcfg "$d" queues)" = 1 ] || BAD+=("vmq1: $(vcfg "$d" queues) queues with num_queues=64")
+	[ "$(vcfg "$d" poll_queues)" = 0 ] || BAD+=("vmq1: $(vcfg "$d" poll_queues) poll queues on 1 device queue")
+	[[ $log == *"num_queues 64 lowered to 1,"* ]] || BAD+=("no log line for num_queues 64 on a 1-queue device")
+	[[ $log == *"poll_queues 63 lowered to 0 "* ]] || BAD+=("no log line for poll_queues 63 on a 1-queue device")
+	if [ "$ring" -lt 32768 ]; then
+		[[ $log == *"ring_size 32768 lowered to $ring,"* ]] || BAD+=("ring $ring: no log line for ring_size 32768")
+	fi
+	if [ "$ring" -lt 1024 ]; then
+		[ "$depth" = "$ring" ] || BAD+=("queue_depth $depth on a $ring ring, asked 1024")
+		[[ $log == *"queue_depth 1024 lowered to $ring,"* ]] || BAD+=("no log line for queue_depth 1024 on a $ring ring")
+	else
+		[ "$depth" = 1024 ] || BAD+=("queue_depth $depth on a $ring ring, asked 1024")
+	fi
+	[ "$(vcfg "$d" max_segments)" -le 1024 ] || BAD+=("max_segments $(vcfg "$d" max_segments)")
+	fio_verify "/dev/$d" 32 1 4m
+	step "ends of the ranges: $d, ring $ring, depth $depth, segments $(vcfg "$d" max_segments)"
+	"$BIND" virtio-pci "$a" >/dev/null
+	wait_disk vmq1 >/dev/null || fail "vmq1 did not return to virtio_blk"
+	rmmod_vblk
+	fail_bad
+}
+
 # ---- main -----------------------------------------------------------------
 
 load_map() {
@@ -471,6 +650,7 @@ main() {
 	fi
 	load_map
 	run_case "params reject bad values" case_params
+	run_case "params refuse out-of-range values in sysfs" case_param_ranges
 	run_case "one queue (vmq1)" case_disk vmq1 queues 1
 	run_case "four queues (vmq4)" case_disk vmq4 queues 2
 	run_case "direct descriptors (vdir)" case_disk vdir indirect 0
@@ -493,6 +673,7 @@ main() {
 	run_case "vblk-stat against fio" case_vblk_stat
 	run_case "back to virtio_blk, rmmod" case_unload
 	run_case "modprobe with /etc/modprobe.d options" case_modprobe
+	run_case "insmod refuses bad parameter values" case_insmod_params
 	summary
 	[ "$n_fail" = 0 ]
 }
