@@ -1061,7 +1061,8 @@ static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
 		return 0;
 	if (err)
 		return err;
-	return sysfs_emit(buf, "%s", vb->serial);
+	/* No newline (in-tree format): sysfs_emit would want one. */
+	return strscpy(buf, vb->serial, PAGE_SIZE);
 }
 static DEVICE_ATTR_RO(serial);
 

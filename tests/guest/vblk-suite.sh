@@ -502,10 +502,17 @@ case_vblk_stat() {
 	fio --name=stat --filename="/dev/$d" --ioengine=libaio --direct=1 --rw=randread \
 		--bs=4k --iodepth=16 --time_based --runtime=10 --size=64m \
 		--output-format=json >/tmp/stat-fio.json &
-	local pid=$!
-	sleep 3
+	local pid=$! t
+	# Sample from when fio's I/O runs (its start can take seconds here).
+	for ((t = 0; t < 50; t++)); do
+		[ "$(awk '$1 == "total" { print $2 }' "/sys/block/$d/vblk/counters")" -gt 0 ] && break
+		sleep 0.1
+	done
+	sleep 1
 	"$REPO/scripts/vblk-stat" --interval 4 --count 1 --json "$d" >/tmp/stat.json
+	cat "/sys/block/$d/vblk/counters" "/sys/block/$d/vblk/rings" >/tmp/stat-after.txt
 	wait "$pid" || fail "fio failed"
+	cat /tmp/stat.json /tmp/stat-after.txt
 	fio_iops=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' /tmp/stat-fio.json)
 	stat_iops=$(stat_total "$d" iops) || fail "no IOPS in vblk-stat's JSON: $(head -c 600 /tmp/stat.json)"
 	stat_iops=${stat_iops%.*}
