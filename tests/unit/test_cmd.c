@@ -11,23 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vblk_cmd.h"
-
-static char why[2048];
-static int n_pass, n_fail;
-
-#define FAILF(...)							\
-	do {								\
-		snprintf(why, sizeof(why), __VA_ARGS__);		\
-		return false;						\
-	} while (0)
-
-#define CHECK_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b)						\
-			FAILF("line %d: %s = %lld, expected %lld",	\
-			      __LINE__, #a, _a, _b);			\
-	} while (0)
+#include "check.h"
 
 /* Warnings the limits code gave, by field name, for the checks. */
 static char warned[1024];
@@ -326,16 +310,13 @@ static bool t_zoned(void)
 
 static void run(const char *name, bool (*fn)(void))
 {
+	bool ok;
+
 	why[0] = '\0';
-	if (fn()) {
-		n_pass++;
-		printf("ok - %s\n", name);
-	} else {
-		n_fail++;
-		printf("FAIL - %s: %s\n", name, why);
-	}
+	ok = fn();
 	free(cur_mem);
 	cur_mem = NULL;
+	report(name, ok);
 }
 
 #define RUN(fn) run(&#fn[2], fn)	/* name without "t_" */

@@ -12,30 +12,9 @@
 #include <string.h>
 #include "vblk_ring.h"
 #include "fake_dev.h"
+#include "check.h"
 
 #define MAXN	8	/* descriptors per test request */
-
-static char why[512];
-
-#define FAILF(...)							\
-	do {								\
-		snprintf(why, sizeof(why), __VA_ARGS__);		\
-		return false;						\
-	} while (0)
-
-#define CHECK(c)							\
-	do {								\
-		if (!(c))						\
-			FAILF("line %d: %s", __LINE__, #c);		\
-	} while (0)
-
-#define CHECK_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b)						\
-			FAILF("line %d: %s = %lld, expected %lld",	\
-			      __LINE__, #a, _a, _b);			\
-	} while (0)
 
 /* A ring, its slots, per-tag descriptor tables and the fake device. */
 struct fx {
@@ -1104,8 +1083,6 @@ static bool t_reclaim_direct(void)
 
 /* ------------------------------------------------------------------ */
 
-static int n_pass, n_fail;
-
 static void run(const char *name, bool (*fn)(void))
 {
 	bool ok;
@@ -1114,14 +1091,7 @@ static void run(const char *name, bool (*fn)(void))
 	ok = fn();
 	fx_free(cur);
 	cur = NULL;
-	if (ok) {
-		n_pass++;
-		printf("ok - %s\n", name);
-	} else {
-		n_fail++;
-		printf("FAIL - %s: %s\n", name, why[0] ? why : "failed");
-	}
-	fflush(stdout);
+	report(name, ok);
 }
 
 #define RUN(fn) run(&#fn[2], fn)	/* name without "t_" */
