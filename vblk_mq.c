@@ -533,9 +533,9 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
  * 2. A device that looks sane gets its doorbell again (a lost doorbell
  *    also mutes every later one) and the request one more timeout.
  * 3. Then, or at once for a device that looks broken, reset the device
- *    and requeue everything it held (vblk_dev_recover(); bounded by
- *    max_resets, after which all I/O fails). The timed-out request is
- *    one of those, so it is done here.
+ *    and requeue everything it held (vb->events->recover, the lifecycle
+ *    code's; bounded by max_resets, after which all I/O fails). The
+ *    timed-out request is one of those, so it is done here.
  */
 static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
@@ -555,14 +555,14 @@ static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 				     q->index, found);
 	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 		return BLK_EH_DONE;
-	why = vblk_dev_insane(vb);
+	why = vblk_pci_insane(&vb->pci);
 	if (!why && vr->timeouts++ == 0) {
 		vblk_queue_rekick(q);
 		dev_warn_ratelimited(dev, "queue %u tag %d: no answer from the device yet, doorbell rung again\n",
 				     q->index, rq->tag);
 		return BLK_EH_RESET_TIMER;
 	}
-	if (vblk_dev_recover(vb, why ?: "request timed out twice") == -EBUSY)
+	if (vb->events->recover(vb, why ?: "request timed out twice") == -EBUSY)
 		return BLK_EH_RESET_TIMER;
 	return BLK_EH_DONE;
 }

@@ -14,18 +14,13 @@
 
 #include "vblk.h"
 #include "vblk_compat.h"
+#include "vblk_fault.h"
 
 /* ISR bit 0: a queue interrupt (virtio 1.x, 4.1.4.5). */
 #define VBLK_ISR_QUEUE		0x1
 
 /* Harvest at most this many used elements per lock hold. */
 #define VBLK_HARVEST_BATCH	32
-
-/* Test hook (vblk/lose): use up one of *n if any is left. */
-static bool vblk_lose_one(atomic_t *n)
-{
-	return unlikely(atomic_read(n)) && atomic_dec_if_positive(n) >= 0;
-}
 
 /*
  * The doorbell: the device learns which queue has news from the value.
@@ -34,8 +29,7 @@ static bool vblk_lose_one(atomic_t *n)
  */
 void vblk_notify(struct vblk_queue *q)
 {
-	if (unlikely(READ_ONCE(q->vb->silent)) ||
-	    vblk_lose_one(&q->vb->lose_kicks))
+	if (vblk_fault_drop_kick(&q->vb->fault))
 		return;
 	iowrite16(q->index, q->doorbell);
 }
@@ -54,7 +48,7 @@ static void vblk_ring_failed(struct vblk_queue *q)
 		why = what[q->ring.err];
 	dev_err_ratelimited(vblk_dev_of(q->vb), "queue %u: %s (%u)\n",
 			    q->index, why, q->ring.err_val);
-	vblk_device_failed(q->vb, why);
+	q->vb->events->failed(q->vb, why);
 }
 
 /*
@@ -101,7 +95,7 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 	 * A stopped device's ring is the lifecycle code's until restart; a
 	 * silent one (test hook) shows nothing, as if it were stopped.
 	 */
-	stopped = q->offline || unlikely(READ_ONCE(q->vb->silent));
+	stopped = q->offline || vblk_fault_silent(&q->vb->fault);
 	for (t->n = 0; !stopped && t->n < want; t->n++) {
 		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
 		if (ret <= 0)
@@ -311,7 +305,7 @@ static int vblk_irq_poll(struct irq_poll *iop, int budget)
  */
 static void vblk_queue_interrupt(struct vblk_queue *q)
 {
-	if (vblk_lose_one(&q->vb->lose_irqs))
+	if (vblk_fault_drop_irq(&q->vb->fault))
 		return;
 	q->stats.irqs++;
 	if (q->softirq)
@@ -347,7 +341,7 @@ static irqreturn_t vblk_irq_config(int irq, void *data)
 	struct vblk_dev *vb = data;
 
 	vb->config_irqs++;
-	vblk_config_changed(vb);
+	vb->events->config_changed(vb);
 	return IRQ_HANDLED;
 }
 

@@ -195,6 +195,33 @@ void vblk_pci_add_status(struct vblk_pci *p, u8 bits)
 }
 
 /*
+ * Whether the device looks broken, and why. Cheap enough for the request
+ * timeout: a status byte, the PCI command word and the channel state.
+ */
+const char *vblk_pci_insane(struct vblk_pci *p)
+{
+	struct pci_dev *pdev = p->pdev;
+	u16 cmd = 0;
+	u8 st;
+
+	if (pci_channel_offline(pdev))
+		return "PCI channel offline";
+	st = vblk_pci_get_status(p);
+	if (st == 0xff)
+		return "device status reads all-ones (device gone?)";
+	if (st & VIRTIO_CONFIG_S_NEEDS_RESET)
+		return "device set NEEDS_RESET";
+	if (!(st & VIRTIO_CONFIG_S_DRIVER_OK))
+		return "device lost DRIVER_OK";
+	pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+	if (cmd == 0xffff)
+		return "PCI config space reads all-ones";
+	if (!(cmd & PCI_COMMAND_MASTER))
+		return "PCI bus mastering switched off";
+	return NULL;
+}
+
+/*
  * Reset and wait until the device says it is done (it must read back 0),
  * so it no longer touches our rings. The wait is long (the spec sets no
  * bound) but not endless: -ENODEV for a device that went away (its memory

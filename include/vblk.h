@@ -3,14 +3,27 @@
  * vblk: structures shared by the driver's files and the contracts between
  * them.
  *
- *   vblk_main.c    module parameters, PCI probe/remove, features, config,
- *                  gendisk, sysfs, config change, PM and error callbacks
- *   vblk_dev.c     lifecycle after probe: recovery, pause/unpause, kill
+ *   vblk_main.c    module init/exit, PCI driver registration
+ *   vblk_params.c  module parameters and their validation
+ *   vblk_dev.c     the lifecycle: probe, remove, shutdown, PM, FLR, PCI
+ *                  errors, recovery, config changes (the top layer)
+ *   vblk_setup.c   features, config limits, queue count and size,
+ *                  vectors, queue memory and ring (re)start
+ *   vblk_disk.c    disk names, tag set, gendisk, geometry, .free_disk
+ *   vblk_sysfs.c   the disk's sysfs attributes
+ *   vblk_fault.c   the vblk/lose test hook (CONFIG_VBLK_FAULT_INJECT only)
+ *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
+ *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
  *   vblk_pci.c     modern virtio-pci transport (no knowledge of requests)
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
- *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
- *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
  *   vblk_cmd.c     range tables and range-command limits (pure; unit-tested)
+ *
+ * Layers: the list runs top to bottom from vblk_dev.c. A file calls only
+ * into files below it (vblk_setup.c, vblk_disk.c and vblk_sysfs.c sit
+ * beside the lifecycle, under it); vblk_params.c is a leaf everyone reads.
+ * Lower layers (mq, notify, pci, ring) report upward only through
+ * vb->events (struct vblk_events below) or by the lifecycle polling
+ * state they keep; they never call a function of the upper files.
  *
  * Ownership and locking
  * ---------------------
@@ -45,6 +58,7 @@
 #include <linux/workqueue.h>
 
 #include "vblk_cmd.h"
+#include "vblk_fault.h"
 #include "vblk_ring.h"
 
 #define VBLK_NAME		"vblk"
@@ -70,11 +84,33 @@ enum vblk_state {
 	VBLK_DEAD,
 };
 
-/* Module parameters (vblk_main.c). */
+/* Module parameters (vblk_params.c). */
 extern bool vblk_notify_in_lock;	/* read on every doorbell */
 extern unsigned int vblk_max_resets;	/* read at each recovery */
 extern unsigned int vblk_poll_budget;	/* irq_poll budget per run */
 extern unsigned int vblk_irq_coalesce;	/* percent; read at every re-arm */
+/* ... and those read at bind (vblk_setup.c, vblk_disk.c) */
+extern unsigned int vblk_num_queues;
+extern unsigned int vblk_poll_queues;
+extern unsigned int vblk_queue_depth;
+extern unsigned int vblk_ring_size;
+extern unsigned int vblk_max_segments;
+extern bool vblk_use_indirect;
+extern bool vblk_use_event_idx;
+extern unsigned int vblk_io_timeout;
+extern char *vblk_disk_prefix;
+extern unsigned int vblk_irq_mode_param;	/* enum vblk_irq_mode */
+extern unsigned int vblk_complete_param;	/* enum vblk_complete_mode */
+extern const char * const vblk_irq_mode_names[];
+extern const char * const vblk_complete_names[];
+
+/*
+ * The prefix plus the longest suffix (7 letters: vblk_format_name) must fit
+ * DISK_NAME_LEN: a truncated name would be the same for many indices. A
+ * name also becomes /dev and /sys/block entries, so only characters that
+ * are safe there, unquoted, in scripts and udev rules.
+ */
+#define VBLK_PREFIX_MAX		(DISK_NAME_LEN - 8)
 
 /*
  * Transport state (vblk_pci.c). Mapped regions are validated against their
@@ -145,6 +181,32 @@ struct vblk_dma_chunk {
 
 struct vblk_dev;
 
+/*
+ * The narrow upward interface: what the lower layers (vblk_notify.c,
+ * vblk_mq.c) tell the lifecycle code (vblk_dev.c), which installs its
+ * table in vb->events at probe, before any interrupt or request can
+ * run; it does not change afterwards. The lower layers never call the
+ * lifecycle's functions by name.
+ *
+ * failed          the device wrote something that cannot be trusted.
+ *                 Any context (hard irq, softirq, under no lock or a
+ *                 queue lock); does not sleep; asynchronous: recovery
+ *                 runs later in process context.
+ * config_changed  the config interrupt fired. Hard-irq context; does
+ *                 not sleep; asynchronous.
+ * recover         reset the device now, rebuild its rings and requeue
+ *                 (or, past max_resets, fail) everything it held.
+ *                 Process context only, no lock held (the request
+ *                 timeout): sleeps, takes vb->lifecycle_lock. Returns 0
+ *                 when the device is live again, -EIO when it is dead,
+ *                 -EBUSY when it was not live to begin with.
+ */
+struct vblk_events {
+	void (*failed)(struct vblk_dev *vb, const char *why);
+	void (*config_changed)(struct vblk_dev *vb);
+	int (*recover)(struct vblk_dev *vb, const char *why);
+};
+
 struct vblk_queue {
 	spinlock_t lock;		/* see the top of this file */
 	struct vblk_ring ring;
@@ -189,6 +251,7 @@ struct vblk_dev {
 	int index;			/* name index */
 	char serial[VBLK_SERIAL_LEN + 1];
 
+	const struct vblk_events *events;	/* set at probe, see above */
 	struct work_struct config_work;	/* capacity change, NEEDS_RESET */
 	struct work_struct reset_work;	/* device broke: vblk_dev_recover() */
 	const char *reset_why;		/* what reset_work is for */
@@ -208,23 +271,31 @@ struct vblk_dev {
 	u64 config_irqs;
 	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
 
-	/*
-	 * Test hooks (vblk/lose): this many of the next queue interrupts are
-	 * ignored, or doorbells left unwritten, so that the request
-	 * timeout's recovery can be exercised; while silent is set the driver
-	 * sees no answer at all (doorbells dropped, used ring ignored), which
-	 * is a device that stopped answering as far as the driver can tell.
-	 * Zero outside tests.
-	 */
-	atomic_t lose_irqs;
-	atomic_t lose_kicks;
-	bool silent;
+	/* Test hook (vblk/lose); empty unless CONFIG_VBLK_FAULT_INJECT. */
+	struct vblk_fault fault;
 };
 
 static inline struct device *vblk_dev_of(struct vblk_dev *vb)
 {
 	return &vb->pci.pdev->dev;
 }
+
+/* The vb of a vblk disk's device, for its sysfs attributes. */
+static inline struct vblk_dev *vblk_from_dev(struct device *dev)
+{
+	return dev_to_disk(dev)->private_data;
+}
+
+static inline bool vblk_has(struct vblk_dev *vb, unsigned int bit)
+{
+	return vb->pci.features & BIT_ULL(bit);
+}
+
+/* Device config fields: offset, and a read of the field's own size. */
+#define VBLK_CFG(f)	offsetof(struct virtio_blk_config, f)
+#define VBLK_CFG_READ(vb, f, ptr) \
+	vblk_pci_read_config(&(vb)->pci, VBLK_CFG(f), (ptr), \
+			     sizeof_field(struct virtio_blk_config, f))
 
 /* vblk_pci.c: transport */
 int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev);
@@ -233,6 +304,7 @@ int vblk_pci_reset(struct vblk_pci *p);
 int vblk_pci_begin(struct vblk_pci *p);
 void vblk_pci_add_status(struct vblk_pci *p, u8 bits);
 u8 vblk_pci_get_status(struct vblk_pci *p);
+const char *vblk_pci_insane(struct vblk_pci *p);
 u64 vblk_pci_device_features(struct vblk_pci *p);
 int vblk_pci_set_features(struct vblk_pci *p, u64 features);
 u16 vblk_pci_num_queues(struct vblk_pci *p);
@@ -278,22 +350,35 @@ void vblk_mq_flush_batch(struct io_comp_batch *iob);
 void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue);
 int vblk_mq_get_serial(struct vblk_dev *vb);
 
-/* vblk_main.c: device-level events and queue (re)start */
-void vblk_config_changed(struct vblk_dev *vb);
+/*
+ * The upper files, called by the lifecycle (vblk_dev.c) at probe and
+ * remove; the lower layers call none of them.
+ */
+struct vblk_limits;
+
+/* vblk_setup.c: from the device's offer to queues and rings */
+int vblk_start_device(struct vblk_dev *vb);
+int vblk_read_capacity(struct vblk_dev *vb, sector_t *sectors);
+int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l);
+int vblk_setup_irqs(struct vblk_dev *vb);
+int vblk_setup_queues(struct vblk_dev *vb);
+void vblk_free_queues(struct vblk_dev *vb, unsigned int n);
 int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q);
 
-/*
- * vblk_dev.c: the lifecycle. The narrow interface lower layers use to
- * report a device they cannot trust: vblk_device_failed() (any context,
- * asynchronous), vblk_dev_insane() and vblk_dev_recover() (the request
- * timeout, process context).
- */
-void vblk_dev_init_lifecycle(struct vblk_dev *vb);
-void vblk_device_failed(struct vblk_dev *vb, const char *why);
-const char *vblk_dev_insane(struct vblk_dev *vb);
-int vblk_dev_recover(struct vblk_dev *vb, const char *why);
-void vblk_dev_kill(struct vblk_dev *vb, const char *why);
-void vblk_dev_pause(struct vblk_dev *vb);
-int vblk_dev_unpause(struct vblk_dev *vb, const char *what);
+/* vblk_disk.c: name, tag set, gendisk */
+int vblk_create_disk(struct vblk_dev *vb, const struct vblk_limits *lim);
+void vblk_destroy_disk(struct vblk_dev *vb);
+int vblk_add_disk(struct vblk_dev *vb);
+void vblk_disk_exit(void);
+
+/* vblk_sysfs.c: the groups device_add_disk() creates */
+extern const struct attribute_group *vblk_attr_groups[];
+
+/* vblk_dev.c: the PCI driver's callbacks (registered by vblk_main.c) */
+int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id);
+void vblk_remove(struct pci_dev *pdev);
+void vblk_shutdown(struct pci_dev *pdev);
+extern const struct dev_pm_ops vblk_pm_ops;
+extern const struct pci_error_handlers vblk_err_handlers;
 
 #endif /* VBLK_H */

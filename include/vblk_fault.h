@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vblk: the fault-injection test hook (vblk/lose), compiled in only when
+ * the build sets CONFIG_VBLK_FAULT_INJECT (Kbuild: `make ...
+ * CONFIG_VBLK_FAULT_INJECT=y`, `scripts/kbuild --fault-inject`; the guest
+ * suite's build). Without it struct vblk_fault is empty, every check below
+ * is a constant false the compiler drops, there is no vblk/lose file, and
+ * vblk_fault.c is not built.
+ *
+ * Ownership and locking: struct vblk_fault lives in struct vblk_dev. Only
+ * the lose attribute (vblk_fault.c, process context) sets it; the doorbell
+ * and the interrupt handlers use it up (atomics, READ_ONCE), without the
+ * queue lock: a lost doorbell or interrupt is meant to be a race anyway.
+ */
+#ifndef VBLK_FAULT_H
+#define VBLK_FAULT_H
+
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#ifdef CONFIG_VBLK_FAULT_INJECT
+
+/*
+ * This many of the next queue interrupts are ignored, or doorbells left
+ * unwritten, so that the request timeout's recovery can be exercised;
+ * while silent is set the driver sees no answer at all (doorbells
+ * dropped, used ring ignored), which is a device that stopped answering
+ * as far as the driver can tell.
+ */
+struct vblk_fault {
+	atomic_t lose_irqs;
+	atomic_t lose_kicks;
+	bool silent;
+};
+
+/* Use up one of *n if any is left. */
+static inline bool vblk_fault_lose_one(atomic_t *n)
+{
+	return unlikely(atomic_read(n)) && atomic_dec_if_positive(n) >= 0;
+}
+
+/* The device looks dead: harvest nothing. */
+static inline bool vblk_fault_silent(struct vblk_fault *f)
+{
+	return unlikely(READ_ONCE(f->silent));
+}
+
+/* Leave this doorbell unwritten. */
+static inline bool vblk_fault_drop_kick(struct vblk_fault *f)
+{
+	return vblk_fault_silent(f) || vblk_fault_lose_one(&f->lose_kicks);
+}
+
+/* Ignore this queue interrupt. */
+static inline bool vblk_fault_drop_irq(struct vblk_fault *f)
+{
+	return vblk_fault_lose_one(&f->lose_irqs);
+}
+
+/* The vblk/lose attribute and the load-time notice (vblk_fault.c). */
+struct device_attribute;
+extern struct device_attribute vblk_fault_attr_lose;
+#define VBLK_FAULT_ATTR		(&vblk_fault_attr_lose.attr)
+void vblk_fault_announce(void);
+
+#else /* !CONFIG_VBLK_FAULT_INJECT */
+
+struct vblk_fault { };
+
+static inline bool vblk_fault_silent(struct vblk_fault *f)
+{
+	return false;
+}
+
+static inline bool vblk_fault_drop_kick(struct vblk_fault *f)
+{
+	return false;
+}
+
+static inline bool vblk_fault_drop_irq(struct vblk_fault *f)
+{
+	return false;
+}
+
+/*
+ * No attribute: in an attribute list this NULL ends the list, so it goes
+ * last (before the terminating NULL).
+ */
+#define VBLK_FAULT_ATTR		NULL
+
+static inline void vblk_fault_announce(void)
+{
+}
+
+#endif /* CONFIG_VBLK_FAULT_INJECT */
+
+#endif /* VBLK_FAULT_H */
