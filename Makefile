@@ -5,6 +5,8 @@
 #   make KDIR=/path       build against any kernel tree
 #   make install          build, then modules_install (INSTALL_MOD_DIR=updates)
 #                         and depmod; with KVER= into the lab tree
+#   make CONFIG_VBLK_FAULT_INJECT=y   with the vblk/lose test hook (tests only;
+#                         off by default, in DKMS and in `make install`)
 #   make install-udev     the udev rule for /dev/disk/by-id/virtio-<serial> links
 #                         (UDEV_DIR, default /etc/udev/rules.d)
 #   (the plain kbuild command works too: make -C KDIR M=$PWD [modules_install])
@@ -33,6 +35,9 @@ ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
 else
 KBUILD_TARGET := --kdir $(KDIR)
+endif
+ifeq ($(CONFIG_VBLK_FAULT_INJECT),y)
+KBUILD_TARGET := --fault-inject $(KBUILD_TARGET)
 endif
 
 all modules:

@@ -7,6 +7,11 @@
  * shared by all queues, the INTx line) and the completion dispatch that
  * follows them: harvest in hard-irq context, or hand the queue to irq_poll
  * so completions run in softirq context with a bounded budget.
+ *
+ * Locking: every ring access is under the queue lock (include/vblk.h); the
+ * interrupt counters are written only by the handler that owns them. A
+ * ring that refuses a used element and a config interrupt are reported
+ * upward through vb->events, never by calling the lifecycle code.
  */
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>

@@ -282,3 +282,15 @@ vblk_ko() {
 	done
 	return 1
 }
+
+# Inside a case: skip it, saying why, when the module has no fault-injection
+# hook (vblk/lose): a build without CONFIG_VBLK_FAULT_INJECT, such as DKMS's
+# or a plain `make`. scripts/check builds the suite's module with it
+# (scripts/kbuild --fault-inject). A module that has it but shows no
+# vblk/lose fails the case where it writes the file.
+need_fault_hook() {
+	local ko
+	ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko"
+	[ -n "$(modinfo -F fault_inject "$ko" 2>/dev/null)" ] ||
+		skip "no vblk/lose: $ko was built without CONFIG_VBLK_FAULT_INJECT (scripts/kbuild --fault-inject)"
+}

@@ -358,6 +358,7 @@ case_eio() {
 case_silent() {
 	local s=vlife t0 ms rc=0 bound
 	vblk_only "silent device: the fault switch is vblk's (vblk/lose)"
+	need_fault_hook
 	echo 2 >"$PARAMS/io_timeout"
 	echo 1 >"$PARAMS/max_resets"
 	attach "$s"
@@ -382,6 +383,7 @@ case_silent() {
 case_recover() {
 	local s=vlife t0 rc=0 rec0
 	vblk_only "recovery by reset: the fault switch is vblk's (vblk/lose)"
+	need_fault_hook
 	echo 2 >"$PARAMS/io_timeout"
 	echo 1 >"$PARAMS/max_resets"
 	attach "$s"
@@ -408,6 +410,7 @@ case_recover() {
 case_full_ring_fail() {
 	local s=vlq16 rc=0
 	vblk_only "full ring during a failure: the fault switch is vblk's"
+	need_fault_hook
 	echo 2 >"$PARAMS/io_timeout"
 	echo 0 >"$PARAMS/max_resets"
 	echo 16 >"$PARAMS/ring_size"

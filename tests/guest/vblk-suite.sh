@@ -347,6 +347,7 @@ case_coalesce() {
 # timeout of its own (the rescued count would keep growing).
 case_lost_wakeups() {
 	local d what col t0 n
+	need_fault_hook
 	d=$(rebind_vblk vmq1)
 	! echo "irq 1001" >"/sys/block/$d/vblk/lose" 2>/dev/null || fail "vblk/lose took 1001"
 	! echo "doorbell 1" >"/sys/block/$d/vblk/lose" 2>/dev/null || fail "vblk/lose took 'doorbell'"
