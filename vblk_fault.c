@@ -66,4 +66,5 @@ static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
 		return -EINVAL;
 	return count;
 }
+
 struct device_attribute vblk_fault_attr_lose = __ATTR_RW(lose);

@@ -9,6 +9,11 @@
  * whether the device wants a doorbell; the doorbell is written after the
  * lock is dropped (vblk_notify_in_lock moves it back inside, for the A/B of
  * seed thread 000). Nothing here allocates memory.
+ *
+ * Locking: the queue lock around the ring (include/vblk.h); a request's
+ * PDU and tag storage belong to it from queue_rq to its completion. The
+ * request timeout escalates to a device reset through vb->events->recover
+ * (the lifecycle code's), never by calling it by name.
  */
 #include <linux/blk-mq.h>
 #include <linux/ctype.h>

@@ -25,6 +25,8 @@
 #include "vblk.h"
 #include "vblk_compat.h"
 
+/* ---- config ------------------------------------------------------------- */
+
 /* Capacity in 512-byte sectors, refused when it cannot be a real disk. */
 int vblk_read_capacity(struct vblk_dev *vb, sector_t *sectors)
 {
@@ -227,6 +229,9 @@ int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 	l->write_cache = vblk_has(vb, VIRTIO_BLK_F_FLUSH) && wce;
 	return 0;
 }
+
+/* ---- features and queues ------------------------------------------------ */
+
 static u64 vblk_wanted_features(void)
 {
 	u64 f = BIT_ULL(VIRTIO_F_VERSION_1) | BIT_ULL(VIRTIO_F_ACCESS_PLATFORM) |
