@@ -18,12 +18,16 @@
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
  *   vblk_cmd.c     range tables and range-command limits (pure; unit-tested)
  *
- * Layers: the list runs top to bottom from vblk_dev.c. A file calls only
- * into files below it (vblk_setup.c, vblk_disk.c and vblk_sysfs.c sit
- * beside the lifecycle, under it); vblk_params.c is a leaf everyone reads.
- * Lower layers (mq, notify, pci, ring) report upward only through
- * vb->events (struct vblk_events below) or by the lifecycle polling
- * state they keep; they never call a function of the upper files.
+ * Layers, top down: vblk_main.c registers the driver whose callbacks are
+ * the lifecycle's (vblk_dev.c), the top layer. vblk_setup.c, vblk_disk.c,
+ * vblk_sysfs.c and vblk_fault.c serve it at probe and from sysfs. Under
+ * them the I/O path: vblk_mq.c and vblk_notify.c are peers (mq rings the
+ * doorbell through notify; notify harvests and hands each answer to mq's
+ * completion), over vblk_ring.c and vblk_pci.c, which call nothing of
+ * vblk's. vblk_params.c and vblk_cmd.c are leaves. The I/O path reports
+ * upward only through vb->events (struct vblk_events below), or through
+ * state it reads (vb->state); it never calls a function of the files
+ * above it.
  *
  * Ownership and locking
  * ---------------------
