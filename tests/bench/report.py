@@ -585,8 +585,9 @@ def main():
     R.append("# vblk benchmark report (%s)\n" % plan["mode"])
     R.append("- kernel %s, guest %s vCPUs under TCG (no KVM), fio: %s" % (
         meta.get("kernel", "?"), info.get("ncpu", "?"), info.get("fio", "?")))
-    R.append("- git %s, vblk.ko sha256 %s (built %s)" % (meta.get("git", "?"), meta.get("ko_sha256", "?"),
-                                                        meta.get("ko_mtime", "?")))
+    R.append("- git %s, vblk.ko sha256 %s (built %s)%s" % (
+        meta.get("git", "?"), meta.get("ko_sha256", "?"), meta.get("ko_mtime", "?"),
+        ", a fault-injection test build (vblk/lose)" if meta.get("ko_fault_inject") == "yes" else ""))
     R.append("- started %s, guest wall time %s s, host: %s" % (meta.get("started", "?"),
                                                             meta.get("guest_wall_s", "?"), meta.get("host", "?")))
     R.append("- protocol: %s" % protocol_text(plan))
