@@ -73,19 +73,22 @@ disk() { await_disk "${SERIAL_OF[$DRIVER]}" 30 || fail "no disk ${SERIAL_OF[$DRI
 
 ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
 
-# dmesg_since N: the kernel log after line N.
-dmesg_since() { dmesg | tail -n +"$(($1 + 1))"; }
+# dmesg_since N: the kernel log after line N, into /tmp/pm-kmsg (a file:
+# grep -q at the end of a pipe fails the pipe under pipefail).
+dmesg_since() { dmesg | tail -n +"$(($1 + 1))" >/tmp/pm-kmsg; }
 
 # The disk's suspend and resume callback times (ms) in kernel log lines on
-# stdin, from pm_print_times: "<drv> <addr>: <cb>+0x.. returned 0 after N usecs".
+# stdin, from pm_print_times: "<drv> <addr>: [PM: ]<cb>[+0x..] returned 0
+# after N usecs". Prints how many suspend and resume callbacks ran, their
+# times, and after "ERR" the lines of callbacks that failed.
 callback_ms() {
 	awk -v a=" $1: " 'index($0, a) && / returned -?[0-9]+ after [0-9]+ usecs/ {
-			us = $(NF - 1)
-			if ($0 ~ /(suspend|freeze)[_a-z]*\+/) down += us
-			else if ($0 ~ /(resume|restore|thaw)[_a-z]*\+/) up += us
+			us = $(NF - 1); cb = $(NF - 5)
+			if (cb ~ /suspend|freeze/) { down += us; nd++ }
+			else if (cb ~ /resume|restore|thaw/) { up += us; nu++ }
 			if ($0 !~ / returned 0 /) bad = bad " " $0
 		}
-		END { printf "%.1f %.1f%s\n", down / 1000, up / 1000, bad ? " ERR" bad : "" }'
+		END { printf "%d %d %.1f %.1f%s\n", nd, nu, down / 1000, up / 1000, bad ? " ERR" bad : "" }'
 }
 
 # sleep_cycle STATE: one cycle into /sys/power/state STATE in a test mode;
@@ -115,7 +118,8 @@ sleep_cycle() {
 			return 0
 		fi
 		step "echo $st >/sys/power/state at pm_test=$lv refused: $out"
-		dmesg_since "$n0" | grep -iE 'unsupported test mode|PM: ' | tail -3 | sed 's/^/+   /' || true
+		dmesg_since "$n0"
+		grep -iE 'unsupported test mode|PM: ' /tmp/pm-kmsg | tail -3 | sed 's/^/+   /' || true
 	done
 	echo none >/sys/power/pm_test
 	fail "no sleep cycle into $1 ran (tried: $tries)"
@@ -153,7 +157,7 @@ case_attach() {
 
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
-	local st=$1 n=3 i addr t0 io_ms cb r0 rx fpid rc=0 inflight
+	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 inflight nd nu down up rx
 	[ "$QUICK" = 0 ] || n=1
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
@@ -174,17 +178,18 @@ cycles() {
 		dd if="/dev/$DISK" of=/dev/null bs=4k count=1 skip=$((32768 + i)) iflag=direct 2>/dev/null ||
 			fail "a read after cycle $i failed"
 		io_ms=$(ms_since "$t0")
-		cb=$(dmesg_since "$n0" | callback_ms "$addr")
-		read -r down up rx <<<"$cb"
+		dmesg_since "$n0"
+		cb=$(callback_ms "$addr" </tmp/pm-kmsg)
+		read -r nd nu down up rx <<<"$cb"
 		echo "# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;" \
 			"$addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;" \
 			"in flight before: ${inflight// / }${rx:+; $rx}"
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
-		[ "$up" != 0.0 ] || [ "$down" != 0.0 ] ||
-			dmesg_since "$n0" | grep -q " $addr: .* returned 0 after" ||
-			fail "no PM callback of $addr in the kernel log during cycle $i"
+		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
+			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
+		fi
 		if [ "$DRIVER" = vblk ]; then
-			dmesg_since "$n0" | grep -F ": restarted after sleep in " | sed 's/^/+ /' || true
+			grep -F ": restarted after sleep in " /tmp/pm-kmsg | sed 's/^/+ /' || true
 			[ "$(vblk_restarts)" = $((r0 + i)) ] ||
 				fail "vblk's sleep path did not run in cycle $i ($(($(vblk_restarts) - r0)) restarts for $i cycles)"
 		fi
@@ -198,12 +203,29 @@ cycles() {
 		nap 0.1
 	done
 	if kill -0 "$fpid" 2>/dev/null; then
+		stuck_dump
 		kill -9 "$fpid" 2>/dev/null || true
-		fail "fio still running 60 s after it was told to stop (hang)"
+		fail "fio still running 60 s after it was told to stop (hang; its disk's state in the case log)"
 	fi
 	wait "$fpid" || rc=$?
 	fio_ok load "$rc"
 	grep -q 'err= 0' /tmp/pm-fio-load || fail "fio load: no 'err= 0' in its report"
+}
+
+# What a disk whose I/O hangs holds: blk-mq's view (debugfs), vblk's rings
+# and state, and every blocked task's stack in the kernel log.
+stuck_dump() {
+	local f
+	step "in flight: $(cat "/sys/block/$DISK/inflight")"
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+	for f in /sys/kernel/debug/block/"$DISK"/{state,requeue_list,pm_only} \
+		/sys/kernel/debug/block/"$DISK"/hctx*/{state,dispatch,busy,dispatch_busy,ctx*/*_rq_list} \
+		/sys/block/"$DISK"/vblk/{config,rings}; do
+		[ -r "$f" ] || continue
+		echo "+ ${f#/sys/}:"
+		sed 's/^/+   /' "$f" 2>/dev/null | head -20 || true
+	done
+	[ ! -w /proc/sysrq-trigger ] || echo w >/proc/sysrq-trigger
 }
 
 case_s2idle() { cycles freeze; }
@@ -255,12 +277,14 @@ main() {
 		echo 1 >/sys/module/suspend/parameters/pm_test_delay
 	fi
 	echo "# pm_test levels: $(cat /sys/power/pm_test); s2idle test delay $(cat /sys/module/suspend/parameters/pm_test_delay 2>/dev/null || echo 5) s, hibernation 5 s"
-	run_driver virtio_blk
-	if vblk_ko >/dev/null; then
-		run_driver vblk
-	else
-		report skip "pm vblk" "no build/$(uname -r)/vblk.ko"
-	fi
+	local d
+	for d in ${PM_DRIVERS:-virtio_blk vblk}; do
+		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
+			report skip "pm vblk" "no build/$(uname -r)/vblk.ko"
+			continue
+		fi
+		run_driver "$d"
+	done
 	local f
 	for f in /tmp/pm-level-*; do
 		[ -e "$f" ] && echo "# pm: ${f#/tmp/pm-level-} ran as $(cat "$f")"
