@@ -136,9 +136,9 @@ case_attach() {
 	if [ ! -d /sys/bus/pci/drivers/virtio-pci ]; then
 		modprobe virtio_pci || fail "modprobe virtio_pci failed"
 	fi
-	if [ "$DRIVER" = virtio_blk ]; then
-		[ -d /sys/bus/virtio/drivers/virtio_blk ] || modprobe virtio_blk || fail "modprobe virtio_blk failed"
-	else
+	# Also for vblk: a disk is found by its serial, which takes a driver.
+	[ -d /sys/bus/virtio/drivers/virtio_blk ] || modprobe virtio_blk || fail "modprobe virtio_blk failed"
+	if [ "$DRIVER" = vblk ]; then
 		ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko in the initramfs"
 		grep -q '^vblk ' /proc/modules || insmod "$ko" disk_prefix=vblk || fail "insmod $ko failed"
 		await_disk "$s" 30 || fail "no disk $s under virtio_blk to move"
@@ -181,9 +181,10 @@ cycles() {
 		dmesg_since "$n0"
 		cb=$(callback_ms "$addr" </tmp/pm-kmsg)
 		read -r nd nu down up rx <<<"$cb"
-		echo "# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;" \
+		# In the case log and on the suite's output (fd 3, see main).
+		printf '%s\n' "# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;" \
 			"$addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;" \
-			"in flight before: ${inflight// / }${rx:+; $rx}"
+			"in flight before (r w): $(echo $inflight)${rx:+; $rx}" | paste -sd' ' | tee /dev/fd/3
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
 		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
 			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
@@ -267,6 +268,9 @@ main() {
 	TIMES=${PM_OUT:-/tmp/pm-cases}/times.txt
 	mkdir -p "${PM_OUT:-/tmp/pm-cases}"
 	: >"$TIMES"
+	# The "# recovery:" lines of the cases (whose output goes to their
+	# logs) reach the suite's output through fd 3.
+	exec 3>&1
 	load_patterns
 	KMSG_N=0
 	kmsg_scan
