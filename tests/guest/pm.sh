@@ -157,7 +157,7 @@ case_attach() {
 
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
-	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 inflight nd nu down up rx
+	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx
 	[ "$QUICK" = 0 ] || n=1
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
@@ -169,7 +169,7 @@ cycles() {
 	sleep 2
 	for ((i = 1; i <= n; i++)); do
 		kill -0 "$fpid" 2>/dev/null || fail "fio ended before cycle $i: $(tail -3 /tmp/pm-fio-load)"
-		read -r inflight <"/sys/block/$DISK/inflight"
+		read -r ir iw <"/sys/block/$DISK/inflight"
 		local n0
 		n0=$(dmesg | wc -l)
 		sleep_cycle "$st"
@@ -184,7 +184,7 @@ cycles() {
 		# In the case log and on the suite's output (fd 3, see main).
 		printf '%s\n' "# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;" \
 			"$addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;" \
-			"in flight before (r w): $(echo $inflight)${rx:+; $rx}" | paste -sd' ' | tee /dev/fd/3
+			"in flight before: $ir reads, $iw writes${rx:+; $rx}" | paste -sd' ' | tee /dev/fd/3
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
 		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
 			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
