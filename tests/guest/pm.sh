@@ -157,7 +157,7 @@ case_attach() {
 
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
-	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx
+	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line
 	[ "$QUICK" = 0 ] || n=1
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
@@ -181,10 +181,12 @@ cycles() {
 		dmesg_since "$n0"
 		cb=$(callback_ms "$addr" </tmp/pm-kmsg)
 		read -r nd nu down up rx <<<"$cb"
+		line="# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;"
+		line+=" $addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;"
+		line+=" in flight before: $ir reads, $iw writes${rx:+; $rx}"
 		# In the case log and on the suite's output (fd 3, see main).
-		printf '%s\n' "# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;" \
-			"$addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;" \
-			"in flight before: $ir reads, $iw writes${rx:+; $rx}" | paste -sd' ' | tee /dev/fd/3
+		echo "$line"
+		echo "$line" >&3
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
 		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
 			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
