@@ -159,6 +159,7 @@ case_attach() {
 cycles() {
 	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line
 	[ "$QUICK" = 0 ] || n=1
+	n=${PM_CYCLES:-$n}
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
 	r0=$(vblk_restarts)
