@@ -181,8 +181,6 @@ resize() {
 	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
 }
 
-ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
-
 vblk_only() {
 	[ "$DRIVER" = vblk ] && return 0
 	echo "# reference: $1"

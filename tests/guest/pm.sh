@@ -71,8 +71,6 @@ fio_ok() {
 # The disk of the driver under test; sets DISK.
 disk() { await_disk "${SERIAL_OF[$DRIVER]}" 30 || fail "no disk ${SERIAL_OF[$DRIVER]} under $DRIVER"; }
 
-ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
-
 # dmesg_since N: the kernel log after line N, into /tmp/pm-kmsg (a file:
 # grep -q at the end of a pipe fails the pipe under pipefail).
 dmesg_since() { dmesg | tail -n +"$(($1 + 1))" >/tmp/pm-kmsg; }
