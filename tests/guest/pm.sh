@@ -46,7 +46,6 @@ QUICK=0
 export VBLK_BIND_SETTLE=0 # no udev in this guest
 REGION=64m                 # what fio fills, rewrites and verifies
 SPARE=128m                 # offset of the after-the-cycles write
-STOP=/tmp/pm-stop-fio      # fio stops when this file appears
 declare -A SERIAL_OF=([virtio_blk]=pm-ref [vblk]=pm-vblk)
 
 # ---- helpers ----------------------------------------------------------------
@@ -155,21 +154,26 @@ case_attach() {
 
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
-	local st=$1 n=3 i addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line
+	local st=$1 n=3 i n0 addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line stop
 	[ "$QUICK" = 0 ] || n=1
 	n=${PM_CYCLES:-$n}
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
 	r0=$(vblk_restarts)
-	rm -f "$STOP"
+	# fio stops when this file appears (and deletes it): one per run.
+	stop=/tmp/pm-stop-$DRIVER-$st
+	rm -f "$stop"
 	fio_job load --rw=randwrite --bsrange=4k-64k --iodepth=32 --verify_backlog=64 \
-		--time_based --runtime=600 --trigger-file="$STOP" &
+		--time_based --runtime=600 --trigger-file="$stop" &
 	fpid=$!
+	# A case that fails half way does not leave its fio running into the
+	# next case's.
+	# shellcheck disable=SC2064 # the pid is known now
+	trap "kill -9 $fpid 2>/dev/null || true" EXIT
 	sleep 2
 	for ((i = 1; i <= n; i++)); do
 		kill -0 "$fpid" 2>/dev/null || fail "fio ended before cycle $i: $(tail -3 /tmp/pm-fio-load)"
 		read -r ir iw <"/sys/block/$DISK/inflight"
-		local n0
 		n0=$(dmesg | wc -l)
 		sleep_cycle "$st"
 		now_us
@@ -183,6 +187,8 @@ cycles() {
 		line="# recovery: $DRIVER $st $i/$n ($LEVEL): state write returned after $CYCLE_MS ms;"
 		line+=" $addr callbacks: suspend $down ms, resume $up ms; 4 KiB read done $io_ms ms later;"
 		line+=" in flight before: $ir reads, $iw writes${rx:+; $rx}"
+		[ "$DRIVER" != vblk ] ||
+			line+="; vblk: $(sed -n 's/.*: restarted after sleep in \([0-9]*\) ms$/restarted in \1 ms/p' /tmp/pm-kmsg)"
 		# In the case log and on the suite's output (fd 3, see main).
 		echo "$line"
 		echo "$line" >&3
@@ -199,7 +205,7 @@ cycles() {
 		sleep 1
 	done
 	sleep 2
-	touch "$STOP"
+	touch "$stop"
 	for ((i = 0; i < 600; i++)); do
 		kill -0 "$fpid" 2>/dev/null || break
 		nap 0.1
@@ -210,6 +216,7 @@ cycles() {
 		fail "fio still running 60 s after it was told to stop (hang; its disk's state in the case log)"
 	fi
 	wait "$fpid" || rc=$?
+	trap - EXIT
 	fio_ok load "$rc"
 	grep -q 'err= 0' /tmp/pm-fio-load || fail "fio load: no 'err= 0' in its report"
 }
