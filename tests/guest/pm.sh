@@ -18,8 +18,9 @@
 #              verifies behind itself (verify_backlog): tasks are frozen,
 #              every device's suspend callbacks run, the kernel waits
 #              pm_test_delay (set to 1 s), the resume callbacks run. If the
-#              kernel refuses that level for s2idle, `platform`, then `mem`
-#              at `devices` are tried; "# pm:" says which ran.
+#              kernel refuses that level for s2idle ("Unsupported test
+#              mode"), `platform`, then `mem` at `devices` are tried; "# pm:"
+#              says which ran.
 #   hibernate  `echo disk >/sys/power/state` at pm_test=devices, as often:
 #              hibernation_snapshot() runs the .freeze callbacks, skips
 #              create_image() at TEST_DEVICES (no image is written, no swap
@@ -117,6 +118,12 @@ sleep_cycle() {
 		step "echo $st >/sys/power/state at pm_test=$lv refused: $out"
 		dmesg_since "$n0"
 		grep -iE 'unsupported test mode|PM: ' /tmp/pm-kmsg | tail -3 | sed 's/^/+   /' || true
+		# Another level only for a level or state the kernel does not
+		# offer; a cycle that failed (a callback, the freezer) fails.
+		if ! grep -qi 'unsupported test mode' /tmp/pm-kmsg && [[ $out != *"Invalid argument"* ]]; then
+			echo none >/sys/power/pm_test
+			fail "echo $st >/sys/power/state at pm_test=$lv failed: $out"
+		fi
 	done
 	echo none >/sys/power/pm_test
 	fail "no sleep cycle into $1 ran (tried: $tries)"
