@@ -32,6 +32,9 @@ nap() {
 # now_us: wall clock in microseconds (sets NOW_US).
 now_us() { NOW_US=${EPOCHREALTIME/./}; }
 
+# ms_since T: milliseconds since T (a NOW_US value).
+ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
+
 # Read the first line of a file into REPLY (empty when unreadable).
 read1() { REPLY=''; read -r REPLY <"$1" 2>/dev/null || true; }
 

@@ -14,10 +14,10 @@
 # own runtime, `timeout` around everything that could block), and each
 # recovery's duration is printed as "# recovery: ...".
 #
-# Not here: a freeze cycle (/sys/power/pm_test=devices). Under virtme-ng the
-# root file system is virtio 9p, whose driver has no freeze/restore, so the
-# cycle leaves the guest without its root (tried: the guest hung). vblk's
-# sleep callbacks share their code with the FLR case (pause/unpause).
+# System sleep (suspend and hibernation cycles at /sys/power/pm_test=devices
+# under fio) is tests/guest/pm.sh, booted by scripts/pm-run in a guest whose
+# root is an initramfs: here the root is virtio 9p, which has no
+# freeze/restore.
 # Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -180,8 +180,6 @@ resize() {
 	done
 	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
 }
-
-ms_since() { now_us; echo $(((NOW_US - $1) / 1000)); }
 
 vblk_only() {
 	[ "$DRIVER" = vblk ] && return 0
