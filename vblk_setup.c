@@ -131,8 +131,11 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 	vb->max_segs = segs;
 	l->max_segments = segs;
 	l->max_segment_size = size_max;
-	l->max_hw_sectors = min_t(u64, (u64)segs * min_t(u32, size_max, SZ_1M),
-				  SZ_32M) >> SECTOR_SHIFT;
+	/*
+	 * No byte limit of our own, as in the in-tree driver: segments and
+	 * their size bound a request, and so does its 32-bit byte count.
+	 */
+	l->max_hw_sectors = UINT_MAX;
 	return 0;
 }
 

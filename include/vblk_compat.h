@@ -61,6 +61,16 @@ static inline struct gendisk *vblk_alloc_disk(struct blk_mq_tag_set *set,
 	if (l->write_cache)
 		lim.features |= BLK_FEAT_WRITE_CACHE;
 #endif
+#ifdef VBLK_HAVE_FEAT_ROTATIONAL
+	/*
+	 * The guest cannot know what backs the disk, and the in-tree driver
+	 * reports it as rotational (as every queue was before 6.11): so does
+	 * vblk, so that writeback throttling, the entropy pool and file
+	 * systems behave the same under either driver. queue/rotational is
+	 * writable for a user who knows better.
+	 */
+	lim.features |= BLK_FEAT_ROTATIONAL;
+#endif
 	return blk_mq_alloc_disk(set, &lim, data);
 }
 #else

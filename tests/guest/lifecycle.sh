@@ -41,7 +41,11 @@ attach() {
 	udevadm settle --timeout=30 2>/dev/null || true
 	"$BIND" "$(bind_target "$DRIVER")" "${PCI_OF[$1]}" >/dev/null
 	udevadm settle --timeout=30 2>/dev/null || true
-	await_disk "$1" 30 || fail "$1 did not come back under $DRIVER"
+	if ! await_disk "$1" 30; then
+		# The disk may be back with its node shadowed: say which.
+		find_disk "$1" && fail "$1 is back as $DISK, but /dev/$DISK is not a block device: $(ls -l "/dev/$DISK" 2>&1)"
+		fail "$1 did not come back under $DRIVER"
+	fi
 }
 
 # A background fio against /dev/$1 for $2 seconds (random 4k-64k reads and
@@ -52,7 +56,9 @@ start_fio() {
 	# fio would create a regular file in place of a missing node.
 	[ -b "/dev/$1" ] || fail "/dev/$1 is not a block device"
 	[ "${3:-}" != verify ] || v=(--rw=randwrite --verify=crc32c --verify_fatal=1 --verify_backlog=64)
-	fio --name=life --filename="/dev/$1" --ioengine=libaio --direct=1 \
+	# allow_file_create=0: a node that vanishes must fail fio's open, not
+	# become a regular file in /dev that hides the disk's next node.
+	fio --name=life --filename="/dev/$1" --allow_file_create=0 --ioengine=libaio --direct=1 \
 		--rw=randrw --bsrange=4k-64k --iodepth=64 --numjobs=4 --size=16m \
 		--offset_increment=16m --time_based --runtime="$2" "${v[@]}" \
 		--group_reporting >/tmp/life-fio 2>&1 &
@@ -81,7 +87,7 @@ wait_fio() {
 verify_ok() {
 	local out rc=0
 	await_disk "$1" 30 || fail "no disk $1"
-	out=$(timeout 120 fio --name=v --filename="/dev/$DISK" --ioengine=libaio \
+	out=$(timeout 120 fio --name=v --filename="/dev/$DISK" --allow_file_create=0 --ioengine=libaio \
 		--direct=1 --rw=randwrite --bsrange=4k-64k --iodepth=16 --size=8m \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 2>&1) || rc=$?
 	[ "$rc" = 0 ] || { printf '%s\n' "$out" | tail -8; fail "verified I/O on $1 after the fault: fio exited $rc"; }
@@ -337,7 +343,7 @@ case_eio() {
 	! out=$(dd if=/dev/zero of="/dev/$DISK" bs=4k seek=$((sec / 8)) count=1 oflag=direct 2>&1) ||
 		fail "a write of the bad sector succeeded"
 	[[ $out == *"Input/output error"* ]] || fail "the write failed, but not with EIO: $out"
-	out=$(timeout 120 fio --name=eio --filename="/dev/$DISK" --ioengine=libaio --direct=1 \
+	out=$(timeout 120 fio --name=eio --filename="/dev/$DISK" --allow_file_create=0 --ioengine=libaio --direct=1 \
 		--rw=read --bs=64k --iodepth=16 --offset=$((sec * 512 - 1048576)) --size=2m 2>&1) || rc=$?
 	printf '%s\n' "$out" | tail -3
 	[ "$rc" != 0 ] || fail "fio across the bad sector reported no error"

@@ -6,7 +6,9 @@
 # 1. suite.sh against the in-tree virtio_blk (the reference);
 # 2. suite.sh against vblk, when build/$(uname -r)/vblk.ko exists;
 # 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist;
-# 4. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
+# 4. parity.sh: every queue attribute, serial, cache_type, size and ro of
+#    the same disks under virtio_blk and vblk, side by side;
+# 5. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
 #    vblk, when the disks of group "life" are there.
 # --quick goes to every suite, --group G to suite.sh (which disks it tests).
 # Each suite's output is also in $VBLK_OUT/suite-<name>.log. Ends with the
@@ -60,6 +62,10 @@ main() {
 			"$here/suite.sh" "${quick[@]}" "${group[@]}"
 		if [ -x "$here/vblk-suite.sh" ]; then
 			run_suite vblk-only "$here/vblk-suite.sh" "${quick[@]}"
+		fi
+		# What a user sees under each driver, side by side.
+		if [ -x "$here/parity.sh" ]; then
+			run_suite parity "$here/parity.sh"
 		fi
 		# Lifecycle faults: the reference first, then vblk.
 		if [ -n "${LIFE:-1}" ] && find_disk vlife; then

@@ -494,14 +494,25 @@ stat_total() {
 	EOF
 }
 
-# vblk-stat (the live view) against fio: its IOPS agree with fio's, and its
-# raw counters with the counters file.
+# fio_window_iops LOG START END: fio's mean IOPS from its per-500 ms log
+# (--log_unix_epoch: "msec, iops, ...") over the wall-clock window
+# [START, END] (seconds), from the log entries that end inside it.
+fio_window_iops() {
+	awk -F', *' -v a="$2" -v b="$3" '
+		$1 / 1000 > a + 0.25 && $1 / 1000 <= b + 0.25 { n++; s += $2 }
+		END { if (n) printf "%d %d\n", s / n, n; else print "0 0" }' "$1"
+}
+
+# vblk-stat (the live view) against fio: its IOPS agree with what fio did in
+# the same seconds, and its raw counters with the counters file.
 case_vblk_stat() {
-	local d fio_iops stat_iops raw file
+	local d fio_iops stat_iops raw file win t0 t1 n
 	d=$(rebind_vblk vmq4)
 	reset_counters "$d"
+	rm -f /tmp/stat_iops.*.log
 	fio --name=stat --filename="/dev/$d" --ioengine=libaio --direct=1 --rw=randread \
-		--bs=4k --iodepth=16 --time_based --runtime=10 --size=64m \
+		--bs=4k --iodepth=16 --time_based --runtime=30 --size=64m \
+		--write_iops_log=/tmp/stat --log_avg_msec=500 --log_unix_epoch=1 \
 		--output-format=json >/tmp/stat-fio.json &
 	local pid=$! t
 	# Sample from when fio's I/O runs (its start can take seconds here).
@@ -512,16 +523,24 @@ case_vblk_stat() {
 	sleep 1
 	"$REPO/scripts/vblk-stat" --interval 4 --count 1 --json "$d" >/tmp/stat.json
 	cat "/sys/block/$d/vblk/counters" "/sys/block/$d/vblk/rings" >/tmp/stat-after.txt
+	# On a loaded host python's start alone took 6 s once: with 30 s of
+	# fio the sample lies inside its run, and a late one says so.
+	kill -0 "$pid" 2>/dev/null ||
+		fail "fio ended before vblk-stat's sample did (vblk-stat started too late to compare)"
 	wait "$pid" || fail "fio failed"
 	cat /tmp/stat.json /tmp/stat-after.txt
-	fio_iops=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' /tmp/stat-fio.json)
 	stat_iops=$(stat_total "$d" iops) || fail "no IOPS in vblk-stat's JSON: $(head -c 600 /tmp/stat.json)"
 	stat_iops=${stat_iops%.*}
-	step "fio ${fio_iops} IOPS (10 s mean), vblk-stat ${stat_iops} IOPS (4 s in the middle)"
-	[ "$fio_iops" -gt 0 ] || fail "fio did no I/O"
-	# TCG timing is noisy: a 4 s sample against a 10 s mean, within 35 %.
-	[ $((stat_iops * 100)) -ge $((fio_iops * 65)) ] && [ $((stat_iops * 100)) -le $((fio_iops * 135)) ] ||
-		fail "vblk-stat ${stat_iops} IOPS, fio ${fio_iops}"
+	win=$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["start"], r["end"])' /tmp/stat.json) ||
+		fail "no start/end in vblk-stat's JSON"
+	read -r t0 t1 <<<"$win"
+	read -r fio_iops n < <(fio_window_iops /tmp/stat_iops.1.log "$t0" "$t1")
+	step "vblk-stat ${stat_iops} IOPS over [$t0, $t1]; fio ${fio_iops} IOPS in the same window ($n half-second samples); fio's 30 s mean $(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' /tmp/stat-fio.json)"
+	[ "$n" -ge 6 ] || fail "fio logged $n samples in vblk-stat's 4 s window (want 6 or more)"
+	[ "$fio_iops" -gt 0 ] || fail "fio did no I/O in vblk-stat's window"
+	# The window's edges fall inside fio's half-second samples: within 20 %.
+	[ $((stat_iops * 100)) -ge $((fio_iops * 80)) ] && [ $((stat_iops * 100)) -le $((fio_iops * 120)) ] ||
+		fail "vblk-stat ${stat_iops} IOPS, fio ${fio_iops} in the same window"
 	udevadm settle --timeout=10 2>/dev/null || true
 	"$REPO/scripts/vblk-stat" --interval 0.5 --count 1 --json "$d" >/tmp/stat.json
 	file=$(awk '$1 == "total" { print $2 }' "/sys/block/$d/vblk/counters")
