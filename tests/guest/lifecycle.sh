@@ -237,6 +237,13 @@ gone_under_fio() {
 	await_disk "$s" 30 || fail "no disk $s"
 	start_fio "$DISK" 20
 	sleep 3
+	# The removal must meet fio's I/O in flight. On 6.1 under a loaded host
+	# the disk's /dev node was twice gone a moment after attach (the disk
+	# still in /sys/block): that fails here, with what /dev held.
+	if ! kill -0 "$FIO_PID" 2>/dev/null || grep -q 'func=open' /tmp/life-fio; then
+		wait_fio 10 || true
+		fail "fio could not run on /dev/$DISK before the $what: $(grep -m1 'func=open' /tmp/life-fio); node now: $(ls -l "/dev/$DISK" 2>&1); sysfs dev: $(cat "/sys/block/$DISK/dev" 2>&1)"
+	fi
 	now_us
 	t0=$NOW_US
 	"$@"
