@@ -91,6 +91,17 @@ kmsg_keep() {
 	dmesg 2>/dev/null | tail -n +"$(($1 + 1))" >"$2" || true
 }
 
+# case_logs NAME: a suite's case logs in $VBLK_OUT/cases-NAME/ (emptied) and
+# its case times in $VBLK_OUT/times-NAME.txt (sets CASE_DIR and TIMES).
+case_logs() {
+	local base=${VBLK_OUT:-/tmp/vblk-suite}
+	CASE_DIR=$base/cases-$1
+	TIMES=$base/times-$1.txt
+	rm -rf "$CASE_DIR"
+	mkdir -p "$CASE_DIR"
+	: >"$TIMES"
+}
+
 # run_case NAME FUNC ARGS...: run FUNC in a subshell with errexit, its output
 # in a per-case log; any unexpected failing command fails the case, and so
 # does a kernel log problem that appeared while it ran.

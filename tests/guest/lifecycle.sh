@@ -504,13 +504,10 @@ life_case() {
 
 main() {
 	[ "${1:-}" != --quick ] || QUICK=1
-	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-life-$DRIVER
-	TIMES=${VBLK_OUT:-/tmp/vblk-suite}/times-life-$DRIVER.txt
+	case_logs "life-$DRIVER"
 	# /tmp/life-node-* stays: QEMU's drive node of a disk an earlier run
 	# plugged back.
-	rm -rf "$CASE_DIR" /tmp/life-pci-map /tmp/life-plugs-*
-	mkdir -p "$CASE_DIR"
-	: >"$TIMES"
+	rm -rf /tmp/life-pci-map /tmp/life-plugs-*
 	load_manifest life
 	load_patterns
 	KMSG_N=0

@@ -141,11 +141,7 @@ case_teardown() {
 }
 
 main() {
-	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-parity
-	TIMES=${VBLK_OUT:-/tmp/vblk-suite}/times-parity.txt
-	rm -rf "$CASE_DIR"
-	mkdir -p "$CASE_DIR"
-	: >"$TIMES"
+	case_logs parity
 	local s a list=()
 	load_manifest
 	for s in "${SERIALS[@]}"; do

@@ -54,15 +54,6 @@ parse_args() {
 	[ "$(id -u)" = 0 ] || die "must run as root"
 }
 
-setup_dirs() {
-	local base=${VBLK_OUT:-/tmp/vblk-suite}
-	CASE_DIR=$base/cases-$DRIVER
-	TIMES=$base/times-$DRIVER.txt
-	rm -rf "$CASE_DIR"
-	mkdir -p "$CASE_DIR"
-	: >"$TIMES"
-}
-
 # Map each serial to its PCI function (the disks are on some driver now).
 map_disks() {
 	local s
@@ -142,7 +133,7 @@ disk_cases() {
 
 main() {
 	parse_args "$@"
-	setup_dirs
+	case_logs "$DRIVER"
 	load_manifest "$GROUP"
 	[ ${#SERIALS[@]} -gt 0 ] || die "no disks${GROUP:+ of group $GROUP} in $VBLK_DISKS"
 	load_patterns

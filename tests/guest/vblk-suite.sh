@@ -660,11 +660,8 @@ load_map() {
 
 main() {
 	[ "${1:-}" != --quick ] || QUICK=1
-	CASE_DIR=${VBLK_OUT:-/tmp/vblk-suite}/cases-vblk-only
-	TIMES=${VBLK_OUT:-/tmp/vblk-suite}/times-vblk-only.txt
-	rm -rf "$CASE_DIR" /tmp/vblk-pci-map
-	mkdir -p "$CASE_DIR"
-	: >"$TIMES"
+	case_logs vblk-only
+	rm -f /tmp/vblk-pci-map
 	load_patterns
 	KMSG_N=0
 	kmsg_scan
