@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""Memory a disk's bind costs, from an ftrace of the kmem/percpu/cma events.
+
+    memtrace.py account TRACE [--ncpu N]     one trace: JSON accounting on stdout
+    memtrace.py report DIR                   DIR = tests/bench/memory.sh's output:
+                                             writes DIR/memory.json, DIR/memory.md
+
+An allocation counts when it was made inside the traced window (bind to
+ready) and not freed inside it; frees are matched to allocations by pointer
+(slab, percpu) or page frame number (pages, CMA). Frees of older memory and
+allocations freed again are left out: the result is what the bind left
+behind. Parts:
+
+  slab     kmalloc / kmem_cache_alloc objects, bytes_alloc (what the
+           allocator handed out, rounded up to the object size); large
+           kmallocs (served by the page allocator) count here too
+  percpu   percpu_alloc_percpu bytes_alloc (size x possible CPUs)
+  pages    page allocations, 4 KiB << order, by the class of their stack
+           (a stacktrace trigger on mm_page_alloc): dma, vmalloc, pgtable,
+           cma, other, unknown (no stack) count in the total; slab (new slab
+           pages), kmalloc_large and percpu_chunk back objects already
+           counted above and are shown apart; pagecache (udev reading the
+           new disk) and process (page faults, forks of the tools in the
+           window) are not the driver's and are shown apart too
+
+total = slab + percpu + the counted page classes.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+PAGE = 4096
+LINE = re.compile(r"\[(\d{3})\]\s+(?:\S+\s+)?\d+\.\d+:\s+(\w+):\s*(.*)$")
+SLAB_ALLOC = {"kmalloc", "kmalloc_node", "kmem_cache_alloc", "kmem_cache_alloc_node"}
+SLAB_FREE = {"kfree", "kmem_cache_free"}
+PAGE_FREE = {"mm_page_free", "mm_page_free_batched"}
+COUNTED = ("dma", "vmalloc", "pgtable", "cma", "other", "unknown")
+APART = ("slab", "kmalloc_large", "percpu_chunk", "pagecache", "process")
+# Stack frame substrings -> page class, first match wins.
+CLASSES = [
+    ("kmalloc_large", ("kmalloc_large", "kmalloc_order")),
+    ("slab", ("allocate_slab", "new_slab", "alloc_slab_page", "cache_grow_begin")),
+    ("percpu_chunk", ("pcpu_",)),
+    ("process", ("copy_process", "handle_mm_fault", "do_anonymous_page", "begin_new_exec",
+                 "do_execve", "setup_arg_pages", "dup_mm")),
+    ("pagecache", ("filemap", "page_cache_ra", "readahead", "__page_cache_alloc",
+                   "block_read_full", "grow_dev")),
+    ("dma", ("dma_direct_alloc", "dma_alloc_attrs", "dma_pool_alloc", "dma_alloc_pages",
+             "iommu_dma_alloc")),
+    ("pgtable", ("pte_alloc", "pmd_alloc", "pud_alloc", "p4d_alloc")),
+    ("vmalloc", ("vmalloc", "vm_area_alloc_pages", "vm_map_ram")),
+]
+# Frames that say nothing about who asked for the page.
+GENERIC = re.compile(r"alloc_pages|get_free_pages|folio_alloc|get_page_from_freelist|"
+                     r"trace|stack|event_trigger|^alloc_page|_noprof$")
+
+
+def fields(rest):
+    """key=value tokens of an event's text; a lone token after call_site
+    (a module name, `[vblk]`) is appended to it."""
+    out, last = {}, None
+    for tok in rest.split():
+        if "=" in tok:
+            last, _, v = tok.partition("=")
+            out[last] = v
+        elif last:
+            out[last] += " " + tok
+    return out
+
+
+def num(v, default=0):
+    try:
+        return int(v, 0)
+    except (TypeError, ValueError):
+        return default
+
+
+def page_class(stack):
+    if stack is None:
+        return "unknown"
+    for name, subs in CLASSES:
+        if any(s in f for f in stack for s in subs):
+            return name
+    return "other"
+
+
+def origin(stack):
+    for f in stack or []:
+        if not GENERIC.search(f.split("+")[0]):
+            return f.split("+")[0]
+    return "?"
+
+
+def module_of(site):
+    m = re.search(r"\[(\w+)\]", site or "")
+    return m.group(1) if m else "kernel"
+
+
+class Account:
+    def __init__(self, ncpu=1):
+        self.ncpu = ncpu
+        self.slab = {}      # ptr -> (bytes, call_site)
+        self.percpu = {}    # ptr -> (bytes, call_site)
+        self.pages = {}     # pfn -> [class, origin]
+        self.events = 0
+        self.older_frees = 0
+        self.last_page = {}  # cpu -> pfns of its last mm_page_alloc (for the stack)
+
+    def event(self, cpu, name, f):
+        self.events += 1
+        if name in SLAB_ALLOC:
+            ptr = f.get("ptr")
+            if ptr and num(ptr) != 0:
+                self.slab[ptr] = (num(f.get("bytes_alloc")), f.get("call_site", "?"))
+        elif name in SLAB_FREE:
+            if self.slab.pop(f.get("ptr"), None) is None:
+                self.older_frees += 1
+        elif name == "percpu_alloc_percpu":
+            ptr = f.get("ptr")
+            if ptr and num(ptr) != 0:
+                b = num(f.get("bytes_alloc")) or num(f.get("size")) * self.ncpu
+                self.percpu[ptr] = (b, f.get("call_site", "?"))
+        elif name == "percpu_free_percpu":
+            if self.percpu.pop(f.get("ptr"), None) is None:
+                self.older_frees += 1
+        elif name == "mm_page_alloc":
+            pfn = num(f.get("pfn"), -1)
+            if pfn < 0:
+                return
+            n = 1 << num(f.get("order"))
+            cell = ["unknown", "?"]  # shared by the pages, set by the stack
+            for p in range(pfn, pfn + n):
+                self.pages[p] = cell
+            self.last_page[cpu] = cell
+        elif name == "cma_alloc_finish":
+            pfn, n = num(f.get("pfn"), -1), num(f.get("count"))
+            if pfn >= 0 and num(f.get("errorno", "0")) == 0:
+                cell = ["cma", f.get("name", "cma")]
+                for p in range(pfn, pfn + n):
+                    self.pages[p] = cell
+        elif name in PAGE_FREE or name == "cma_release":
+            pfn = num(f.get("pfn"), -1)
+            n = num(f.get("count")) if name == "cma_release" else 1 << num(f.get("order"))
+            hit = False
+            for p in range(pfn, pfn + n):
+                hit = self.pages.pop(p, None) is not None or hit
+            if not hit:
+                self.older_frees += 1
+
+    def stack(self, cpu, frames):
+        cell = self.last_page.pop(cpu, None)
+        if cell is not None:
+            cell[0], cell[1] = page_class(frames), origin(frames)
+
+    def result(self):
+        pages = {c: 0 for c in COUNTED + APART}
+        porig = {}
+        for cls, org in self.pages.values():
+            pages[cls] += PAGE
+            key = "%s:%s" % (cls, org)
+            porig[key] = porig.get(key, 0) + PAGE
+        slab = sum(b for b, _ in self.slab.values())
+        percpu = sum(b for b, _ in self.percpu.values())
+        sites, mods = {}, {}
+        for b, s in list(self.slab.values()) + list(self.percpu.values()):
+            site = s.split("+")[0] + ("" if module_of(s) == "kernel" else " [%s]" % module_of(s))
+            sites[site] = sites.get(site, 0) + b
+            mods[module_of(s)] = mods.get(module_of(s), 0) + b
+        counted = sum(pages[c] for c in COUNTED)
+        top = lambda d: sorted(d.items(), key=lambda kv: -kv[1])[:12]
+        return {
+            "total": slab + percpu + counted,
+            "slab": slab, "slab_objects": len(self.slab), "percpu": percpu,
+            "pages_counted": counted, "pages": pages,
+            "slab_percpu_by_module": mods,
+            "top_sites": top(sites), "top_page_origins": top(porig),
+            "events": self.events, "older_frees": self.older_frees,
+        }
+
+
+def account(lines, ncpu=1):
+    a = Account(ncpu)
+    stack_cpu, frames = None, None
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith("=>"):
+            if frames is not None:
+                frames.append(s[2:].strip())
+            continue
+        if frames is not None:
+            a.stack(stack_cpu, frames)
+            frames = None
+        if not s or s.startswith("#"):
+            continue
+        m = LINE.search(ln)
+        if m:
+            cpu, name, rest = int(m.group(1)), m.group(2), m.group(3)
+            if name == "" or rest.startswith("<stack trace>"):
+                continue
+            a.event(cpu, name, fields(rest))
+        elif "<stack trace>" in s:
+            m2 = re.search(r"\[(\d{3})\]", ln)
+            stack_cpu, frames = (int(m2.group(1)) if m2 else -1), []
+    if frames is not None:
+        a.stack(stack_cpu, frames)
+    return a.result()
+
+
+# ---- report over memory.sh's directory ----------------------------------------
+
+def kib(b):
+    return "%.1f" % (b / 1024.0)
+
+
+def read_kv(path):
+    d = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for ln in f:
+                k, _, v = ln.strip().partition("=")
+                if k:
+                    d[k] = v
+    return d
+
+
+def meminfo(path):
+    d = {}
+    with open(path) as f:
+        for ln in f:
+            k, _, v = ln.partition(":")
+            if v.split():
+                d[k.strip()] = int(v.split()[0]) * 1024
+    return d
+
+
+def load_samples(d):
+    """samples.tsv: config driver n disk hwq tags overrun trace"""
+    rows = []
+    with open(os.path.join(d, "samples.tsv")) as f:
+        for ln in f:
+            p = ln.split()
+            if len(p) >= 8 and not ln.startswith("#"):
+                rows.append(dict(zip(("config", "driver", "n", "disk", "hwq", "tags",
+                                      "overrun", "trace"), p)))
+    return rows
+
+
+def coarse(d, config, driver, ndisks):
+    b, a = (os.path.join(d, "meminfo-%s-%s-%s" % (config, driver, w)) for w in ("before", "after"))
+    if not (os.path.exists(b) and os.path.exists(a)) or not ndisks:
+        return None
+    mb, ma = meminfo(b), meminfo(a)
+    dl = lambda k: (mb.get(k, 0) - ma.get(k, 0)) if k == "MemFree" else (ma.get(k, 0) - mb.get(k, 0))
+    return {k: dl(k) / ndisks for k in ("MemFree", "Slab", "Percpu", "VmallocUsed",
+                                        "Cached", "PageTables", "KernelStack")}
+
+
+def summarize(d):
+    info = read_kv(os.path.join(d, "info"))
+    ncpu = num(info.get("ncpu_possible", "1"), 1)
+    groups = {}
+    for s in load_samples(d):
+        with open(os.path.join(d, s["trace"]), errors="replace") as f:
+            s["acct"] = account(f, ncpu)
+        groups.setdefault((s["config"], s["driver"]), []).append(s)
+    cells = []
+    for (config, driver), ss in groups.items():
+        med = lambda k: statistics.median(x["acct"][k] for x in ss)
+        medp = lambda c: statistics.median(x["acct"]["pages"][c] for x in ss)
+        totals = [x["acct"]["total"] for x in ss]
+        cells.append({
+            "config": config, "driver": driver, "binds": len(ss),
+            "hwq": ss[0]["hwq"], "tags": ss[0]["tags"],
+            "total": med("total"), "total_min": min(totals), "total_max": max(totals),
+            "slab": med("slab"), "percpu": med("percpu"), "pages_counted": med("pages_counted"),
+            "pages": {c: medp(c) for c in COUNTED + APART},
+            "by_module": ss[len(ss) // 2]["acct"]["slab_percpu_by_module"],
+            "overrun": sum(num(x["overrun"]) for x in ss),
+            "coarse": coarse(d, config, driver, len(ss)),
+            "samples": [dict((k, v) for k, v in x.items()) for x in ss],
+        })
+    return {"info": info, "cells": cells}
+
+
+def md(summary):
+    info, cells = summary["info"], summary["cells"]
+    L = ["# Memory per bound disk\n"]
+    L.append("Kernel %s, %s vCPUs (%s possible); vblk.ko %s. Each row: the median over "
+             "the binds of that many identical disks, one traced window each (bind to "
+             "ready: udev settled, the disk in /sys/block). KiB; see tests/bench/memtrace.py "
+             "for what each column holds.\n" % (info.get("kernel", "?"), info.get("ncpu", "?"),
+                                               info.get("ncpu_possible", "?"),
+                                               info.get("ko", "?")))
+    hdr = ["config", "driver", "hw queues x tags", "binds", "total KiB (min-max)", "slab",
+           "percpu", "pages: dma", "vmalloc", "other", "module's own slab+percpu",
+           "apart: slab pages", "page cache", "meminfo/disk: MemFree drop", "Slab", "Percpu"]
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for c in sorted(cells, key=lambda c: (c["config"], c["driver"])):
+        p, co = c["pages"], c["coarse"] or {}
+        own = sum(v for m, v in c["by_module"].items() if m != "kernel")
+        L.append("| " + " | ".join([
+            c["config"], c["driver"], "%s x %s" % (c["hwq"], c["tags"]), str(c["binds"]),
+            "%s (%s-%s)" % (kib(c["total"]), kib(c["total_min"]), kib(c["total_max"])),
+            kib(c["slab"]), kib(c["percpu"]), kib(p["dma"]), kib(p["vmalloc"]),
+            kib(p["other"] + p["unknown"] + p["pgtable"] + p["cma"]), kib(own),
+            kib(p["slab"] + p["kmalloc_large"] + p["percpu_chunk"]), kib(p["pagecache"]),
+            kib(co["MemFree"]) if co else "-", kib(co["Slab"]) if co else "-",
+            kib(co["Percpu"]) if co else "-"]) + " |")
+    lost = sum(c["overrun"] for c in cells)
+    L.append("")
+    L.append("Events lost to ring-buffer overruns: %d%s." % (
+        lost, "" if not lost else " (**the totals above are not exact**)"))
+    L.append("Coarse cross-check: /proc/meminfo before and after binding the config's disks "
+             "(page cache dropped before each snapshot), divided by the number of disks. "
+             "MemFree's drop holds the new slab pages, not the objects, and moves with the "
+             "per-CPU free page lists, so it agrees with the traced total only to tens of KiB.")
+    return "\n".join(L) + "\n"
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "account":
+        ncpu = num(argv[3], 1) if len(argv) >= 4 and argv[2] == "--ncpu" else 1
+        with open(argv[1], errors="replace") as f:
+            json.dump(account(f, ncpu), sys.stdout, indent=1)
+        print()
+        return 0
+    if len(argv) == 2 and argv[0] == "report":
+        s = summarize(argv[1])
+        with open(os.path.join(argv[1], "memory.json"), "w") as f:
+            json.dump(s, f, indent=1)
+        text = md(s)
+        with open(os.path.join(argv[1], "memory.md"), "w") as f:
+            f.write(text)
+        print(text)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
