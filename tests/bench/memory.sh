@@ -81,7 +81,8 @@ declare -A ADDR=()
 find_addrs() {
 	local f s dev path comp a
 	for f in /sys/block/*/serial; do
-		read -r s <"$f" 2>/dev/null || continue
+		s=''
+		read -r s <"$f" 2>/dev/null || [ -n "$s" ] || continue # (virtio_blk's has no newline)
 		dev=${f%/serial}
 		path=$(cd -P "$dev" && pwd)
 		a=''
@@ -190,12 +191,21 @@ traced_bind() {
 
 # ---- main ----------------------------------------------------------------------
 
-find_addrs
-for cfg in "${configs[@]}"; do
-	for s in ${CFG_SERIALS[$cfg]}; do
-		[ -n "${ADDR[$s]:-}" ] || die "disk $s has no block device at start (is virtio_blk loaded?)"
+# At boot udev loads virtio_blk and the disks come up in the background.
+[ -d /sys/bus/virtio/drivers/virtio_blk ] || modprobe virtio_blk || die "modprobe virtio_blk failed"
+udevadm settle --timeout=30 || true
+for ((try = 0; try < 60; try++)); do
+	find_addrs
+	missing=''
+	for cfg in "${configs[@]}"; do
+		for s in ${CFG_SERIALS[$cfg]}; do
+			[ -n "${ADDR[$s]:-}" ] || missing+=" $s"
+		done
 	done
+	[ -n "$missing" ] || break
+	sleep 0.5
 done
+[ -z "$missing" ] || die "no block device for disk(s)$missing after 30 s"
 if [[ $drivers == *vblk* ]] && [ ! -d /sys/module/vblk ]; then
 	insmod "$ko" disk_prefix=vblk || die "insmod $ko failed"
 fi

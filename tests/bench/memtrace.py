@@ -77,6 +77,14 @@ def num(v, default=0):
         return default
 
 
+def nonnull(ptr):
+    """A pointer field (hex, with or without 0x; hashed or not) that is set."""
+    try:
+        return ptr is not None and int(ptr, 16) != 0
+    except ValueError:
+        return False
+
+
 def page_class(stack):
     if stack is None:
         return "unknown"
@@ -112,14 +120,14 @@ class Account:
         self.events += 1
         if name in SLAB_ALLOC:
             ptr = f.get("ptr")
-            if ptr and num(ptr) != 0:
+            if nonnull(ptr):
                 self.slab[ptr] = (num(f.get("bytes_alloc")), f.get("call_site", "?"))
         elif name in SLAB_FREE:
             if self.slab.pop(f.get("ptr"), None) is None:
                 self.older_frees += 1
         elif name == "percpu_alloc_percpu":
             ptr = f.get("ptr")
-            if ptr and num(ptr) != 0:
+            if nonnull(ptr):
                 b = num(f.get("bytes_alloc")) or num(f.get("size")) * self.ncpu
                 self.percpu[ptr] = (b, f.get("call_site", "?"))
         elif name == "percpu_free_percpu":
