@@ -184,6 +184,13 @@ traced_bind() {
 	cat "$T/trace" >"$out/$name"
 	hwq=$(find "/sys/block/$dev/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
 	read -r tags <"/sys/block/$dev/mq/0/nr_tags"
+	# What the disk was built with: block layer queue files, vblk's config.
+	{
+		for f in nr_requests scheduler max_segments; do
+			echo "queue/$f=$(cat "/sys/block/$dev/queue/$f")"
+		done
+		[ ! -f "/sys/block/$dev/vblk/config" ] || cat "/sys/block/$dev/vblk/config"
+	} >"$out/${name%.trace}.disk"
 	printf '%s %s %s %s %s %s %s %s\n' "$cfg" "$drv" "$n" "$dev" "$hwq" "$tags" \
 		"$(overruns)" "$name" >>"$out/samples.tsv"
 	log "$cfg $drv #$n: $dev ($hwq queues x $tags tags), $(wc -l <"$out/$name") trace lines"

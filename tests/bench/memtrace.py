@@ -22,6 +22,7 @@ behind. Parts:
            counted above and are shown apart; pagecache (udev reading the
            new disk) and process (page faults, forks of the tools in the
            window) are not the driver's and are shown apart too
+  slab_process  slab objects of the tools' processes (PROC_SITES), apart
 
 total = slab + percpu + the counted page classes.
 """
@@ -52,6 +53,19 @@ CLASSES = [
     ("pgtable", ("pte_alloc", "pmd_alloc", "pud_alloc", "p4d_alloc")),
     ("vmalloc", ("vmalloc", "vm_area_alloc_pages", "vm_map_ram")),
 ]
+# Slab call sites of the tools that run in the window (vblk-bind, udevadm,
+# udev's workers: forks, execs, /proc and 9p lookups, sockets): their
+# objects outlive the window when they are freed after an RCU grace period.
+# Not the driver's; shown apart as slab_process.
+PROC_SITES = {
+    "copy_process", "dup_task_struct", "vm_area_dup", "vm_area_alloc", "anon_vma_fork",
+    "anon_vma_clone", "__anon_vma_prepare", "mas_alloc_nodes", "prepare_creds",
+    "prepare_exec_creds", "alloc_empty_file", "dup_fd", "alloc_pid", "dup_mm", "mm_alloc",
+    "alloc_bprm", "copy_fs_struct", "copy_sighand", "copy_signal", "proc_alloc_inode",
+    "v9fs_alloc_inode", "do_epoll_ctl", "sk_prot_alloc", "sock_alloc_inode",
+    "security_file_alloc", "security_task_alloc", "security_prepare_creds",
+    "dup_userfaultfd", "alloc_fdtable", "expand_files", "getname_flags",
+}
 # Frames that say nothing about who asked for the page.
 GENERIC = re.compile(r"alloc_pages|get_free_pages|folio_alloc|get_page_from_freelist|"
                      r"trace|stack|event_trigger|^alloc_page|_noprof$")
@@ -169,18 +183,22 @@ class Account:
             pages[cls] += PAGE
             key = "%s:%s" % (cls, org)
             porig[key] = porig.get(key, 0) + PAGE
-        slab = sum(b for b, _ in self.slab.values())
+        proc = [b for b, s in self.slab.values() if s.split("+")[0] in PROC_SITES]
+        slab = sum(b for b, _ in self.slab.values()) - sum(proc)
         percpu = sum(b for b, _ in self.percpu.values())
         sites, mods = {}, {}
         for b, s in list(self.slab.values()) + list(self.percpu.values()):
+            if s.split("+")[0] in PROC_SITES:
+                continue
             site = s.split("+")[0] + ("" if module_of(s) == "kernel" else " [%s]" % module_of(s))
             sites[site] = sites.get(site, 0) + b
             mods[module_of(s)] = mods.get(module_of(s), 0) + b
         counted = sum(pages[c] for c in COUNTED)
-        top = lambda d: sorted(d.items(), key=lambda kv: -kv[1])[:12]
+        top = lambda d: sorted(d.items(), key=lambda kv: -kv[1])[:30]
         return {
             "total": slab + percpu + counted,
-            "slab": slab, "slab_objects": len(self.slab), "percpu": percpu,
+            "slab": slab, "slab_objects": len(self.slab) - len(proc), "percpu": percpu,
+            "slab_process": sum(proc),
             "pages_counted": counted, "pages": pages,
             "slab_percpu_by_module": mods,
             "top_sites": top(sites), "top_page_origins": top(porig),
@@ -255,6 +273,20 @@ def load_samples(d):
     return rows
 
 
+def disk_info(d, trace):
+    """<trace>.disk (memory.sh): queue/X=V lines, then vblk/config's "key value"."""
+    out = {}
+    p = os.path.join(d, trace[:-len(".trace")] + ".disk") if trace.endswith(".trace") else ""
+    if p and os.path.exists(p):
+        with open(p) as f:
+            for ln in f:
+                k, sep, v = ln.strip().partition("=")
+                if not sep:
+                    k, _, v = ln.strip().partition(" ")
+                out[k] = v.strip()
+    return out
+
+
 def coarse(d, config, driver, ndisks):
     b, a = (os.path.join(d, "meminfo-%s-%s-%s" % (config, driver, w)) for w in ("before", "after"))
     if not (os.path.exists(b) and os.path.exists(a)) or not ndisks:
@@ -280,9 +312,9 @@ def summarize(d):
         totals = [x["acct"]["total"] for x in ss]
         cells.append({
             "config": config, "driver": driver, "binds": len(ss),
-            "hwq": ss[0]["hwq"], "tags": ss[0]["tags"],
+            "hwq": ss[0]["hwq"], "tags": ss[0]["tags"], "disk": disk_info(d, ss[0]["trace"]),
             "total": med("total"), "total_min": min(totals), "total_max": max(totals),
-            "slab": med("slab"), "percpu": med("percpu"), "pages_counted": med("pages_counted"),
+            "slab": med("slab"), "percpu": med("percpu"), "slab_process": med("slab_process"), "pages_counted": med("pages_counted"),
             "pages": {c: medp(c) for c in COUNTED + APART},
             "by_module": ss[len(ss) // 2]["acct"]["slab_percpu_by_module"],
             "overrun": sum(num(x["overrun"]) for x in ss),
@@ -301,20 +333,23 @@ def md(summary):
              "for what each column holds.\n" % (info.get("kernel", "?"), info.get("ncpu", "?"),
                                                info.get("ncpu_possible", "?"),
                                                info.get("ko", "?")))
-    hdr = ["config", "driver", "hw queues x tags", "binds", "total KiB (min-max)", "slab",
+    hdr = ["config", "driver", "hw queues x nr_tags", "ring / depth", "binds", "total KiB (min-max)", "slab",
            "percpu", "pages: dma", "vmalloc", "other", "module's own slab+percpu",
-           "apart: slab pages", "page cache", "meminfo/disk: MemFree drop", "Slab", "Percpu"]
+           "apart: slab pages", "page cache", "tools' processes", "meminfo/disk: MemFree drop", "Slab", "Percpu"]
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "---|" * len(hdr))
     for c in sorted(cells, key=lambda c: (c["config"], c["driver"])):
         p, co = c["pages"], c["coarse"] or {}
         own = sum(v for m, v in c["by_module"].items() if m != "kernel")
         L.append("| " + " | ".join([
-            c["config"], c["driver"], "%s x %s" % (c["hwq"], c["tags"]), str(c["binds"]),
+            c["config"], c["driver"], "%s x %s" % (c["hwq"], c["tags"]),
+            "%s / %s" % (c["disk"].get("ring_size", "-"), c["disk"].get("queue_depth", "-")),
+            str(c["binds"]),
             "%s (%s-%s)" % (kib(c["total"]), kib(c["total_min"]), kib(c["total_max"])),
             kib(c["slab"]), kib(c["percpu"]), kib(p["dma"]), kib(p["vmalloc"]),
             kib(p["other"] + p["unknown"] + p["pgtable"] + p["cma"]), kib(own),
             kib(p["slab"] + p["kmalloc_large"] + p["percpu_chunk"]), kib(p["pagecache"]),
+            kib(p["process"] + c["slab_process"]),
             kib(co["MemFree"]) if co else "-", kib(co["Slab"]) if co else "-",
             kib(co["Percpu"]) if co else "-"]) + " |")
     lost = sum(c["overrun"] for c in cells)

@@ -55,13 +55,16 @@ def test_slab():
          ev(1, "kfree", "call_site=foo+0x1/0x2 ptr=ffff888004a1d000"),
          ev(1, "kmem_cache_free", "call_site=bar+0x1/0x2 ptr=ffff888000000040 name=dentry"),
          ev(0, "kmalloc", "call_site=x+0x1/0x2 ptr=0000000000000000 bytes_req=8 bytes_alloc=0 "
-            "gfp_flags=GFP_NOWAIT node=-1")]
+            "gfp_flags=GFP_NOWAIT node=-1"),
+         ev(0, "kmem_cache_alloc", "call_site=vm_area_dup+0x1/0x2 ptr=ffff888004a1f000 "
+            "bytes_req=200 bytes_alloc=256 gfp_flags=GFP_KERNEL node=-1 name=vm_area_struct")]
     r = acct(t)
     check("slab net bytes", r["slab"], 8192 + 128)
     check("slab objects", r["slab_objects"], 2)
     check("slab frees of older objects", r["older_frees"], 1)
     check("slab by module", r["slab_percpu_by_module"], {"vblk": 8192, "kernel": 128})
     check("slab total", r["total"], 8192 + 128)
+    check("tools' objects apart", r["slab_process"], 256)
     check("top site names the module", r["top_sites"][0], ["vblk_probe [vblk]", 8192]
           if isinstance(r["top_sites"][0], list) else ("vblk_probe [vblk]", 8192))
 
@@ -133,7 +136,7 @@ def test_report():
     check("report median", (c["total"], c["total_min"], c["total_max"]), (4096, 4096, 8192))
     check("report coarse MemFree per disk", c["coarse"]["MemFree"], 16 * 1024)
     text = memtrace.md(s)
-    check("report row", "| default | vblk | 2 x 256 | 3 | 4.0 (4.0-8.0) |" in text, True)
+    check("report row", "| default | vblk | 2 x 256 | - / - | 3 | 4.0 (4.0-8.0) |" in text, True)
 
 
 # ---- matrix.py --------------------------------------------------------------------
