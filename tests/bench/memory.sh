@@ -150,6 +150,7 @@ quiet_meminfo() { # quiet_meminfo FILE: page cache dropped, free lists drained
 	echo 1 >/proc/sys/vm/compact_memory 2>/dev/null || true
 	sleep 1
 	cat /proc/meminfo >"$1"
+	cat /proc/zoneinfo >"$1.zoneinfo" # per-CPU free page lists (pagesets' count:)
 }
 
 # ---- tracing -------------------------------------------------------------------

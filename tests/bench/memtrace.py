@@ -16,11 +16,14 @@ behind. Parts:
            kmallocs (served by the page allocator) count here too
   percpu   percpu_alloc_percpu bytes_alloc (size x possible CPUs)
   pages    page allocations, 4 KiB << order, by the class of their stack
-           (a stacktrace trigger on mm_page_alloc): dma, vmalloc, pgtable,
-           cma, other, unknown (no stack) count in the total; slab (new slab
+           (a stacktrace trigger on mm_page_alloc): requests (blk-mq's
+           request + driver PDU pages), dma (rings and other device-visible
+           memory: the DMA API, virtio's vring_alloc_queue, vblk_dma_alloc),
+           vmalloc, pgtable, cma, other, unknown (no stack) count in the
+           total; slab (new slab
            pages), kmalloc_large and percpu_chunk back objects already
            counted above and are shown apart; pagecache (udev reading the
-           new disk) and process (page faults, forks of the tools in the
+           new disk; tmpfs: udev's database) and process (page faults, forks of the tools in the
            window) are not the driver's and are shown apart too
   slab_process  slab objects of the tools' processes (PROC_SITES), apart
 
@@ -37,19 +40,20 @@ LINE = re.compile(r"\[(\d{3})\]\s+(?:\S+\s+)?\d+\.\d+:\s+(\w+):\s*(.*)$")
 SLAB_ALLOC = {"kmalloc", "kmalloc_node", "kmem_cache_alloc", "kmem_cache_alloc_node"}
 SLAB_FREE = {"kfree", "kmem_cache_free"}
 PAGE_FREE = {"mm_page_free", "mm_page_free_batched"}
-COUNTED = ("dma", "vmalloc", "pgtable", "cma", "other", "unknown")
+COUNTED = ("requests", "dma", "vmalloc", "pgtable", "cma", "other", "unknown")
 APART = ("slab", "kmalloc_large", "percpu_chunk", "pagecache", "process")
 # Stack frame substrings -> page class, first match wins.
 CLASSES = [
     ("kmalloc_large", ("kmalloc_large", "kmalloc_order")),
     ("slab", ("allocate_slab", "new_slab", "alloc_slab_page", "cache_grow_begin")),
     ("percpu_chunk", ("pcpu_",)),
+    ("requests", ("blk_mq_alloc_map_and_rqs", "blk_mq_alloc_rqs")),
+    ("dma", ("dma_direct_alloc", "dma_alloc_attrs", "dma_pool_alloc", "dma_alloc_pages",
+             "iommu_dma_alloc", "vring_alloc_queue", "vblk_dma_alloc")),
     ("process", ("copy_process", "handle_mm_fault", "do_anonymous_page", "begin_new_exec",
                  "do_execve", "setup_arg_pages", "dup_mm")),
     ("pagecache", ("filemap", "page_cache_ra", "readahead", "__page_cache_alloc",
-                   "block_read_full", "grow_dev")),
-    ("dma", ("dma_direct_alloc", "dma_alloc_attrs", "dma_pool_alloc", "dma_alloc_pages",
-             "iommu_dma_alloc")),
+                   "block_read_full", "grow_dev", "shmem_alloc")),
     ("pgtable", ("pte_alloc", "pmd_alloc", "pud_alloc", "p4d_alloc")),
     ("vmalloc", ("vmalloc", "vm_area_alloc_pages", "vm_map_ram")),
 ]
@@ -287,13 +291,29 @@ def disk_info(d, trace):
     return out
 
 
+def pcp_pages(path):
+    """Pages on the per-CPU free lists: the pagesets' count: lines of a
+    /proc/zoneinfo copy (0 when there is none). MemFree leaves them out."""
+    n = 0
+    if os.path.exists(path):
+        with open(path) as f:
+            for ln in f:
+                p = ln.split()
+                if len(p) == 2 and p[0] == "count:":
+                    n += int(p[1])
+    return n * PAGE
+
+
 def coarse(d, config, driver, ndisks):
     b, a = (os.path.join(d, "meminfo-%s-%s-%s" % (config, driver, w)) for w in ("before", "after"))
     if not (os.path.exists(b) and os.path.exists(a)) or not ndisks:
         return None
     mb, ma = meminfo(b), meminfo(a)
-    dl = lambda k: (mb.get(k, 0) - ma.get(k, 0)) if k == "MemFree" else (ma.get(k, 0) - mb.get(k, 0))
-    return {k: dl(k) / ndisks for k in ("MemFree", "Slab", "Percpu", "VmallocUsed",
+    # Free pages, the per-CPU lists' included.
+    mb["FreePcp"] = mb.get("MemFree", 0) + pcp_pages(b + ".zoneinfo")
+    ma["FreePcp"] = ma.get("MemFree", 0) + pcp_pages(a + ".zoneinfo")
+    dl = lambda k: (mb.get(k, 0) - ma.get(k, 0)) if k in ("MemFree", "FreePcp") else (ma.get(k, 0) - mb.get(k, 0))
+    return {k: dl(k) / ndisks for k in ("MemFree", "FreePcp", "Slab", "Percpu", "VmallocUsed",
                                         "Cached", "PageTables", "KernelStack")}
 
 
@@ -321,7 +341,7 @@ def summarize(d):
             "coarse": coarse(d, config, driver, len(ss)),
             "samples": [dict((k, v) for k, v in x.items()) for x in ss],
         })
-    return {"info": info, "cells": cells}
+    return {"info": info, "cells": cells, "dir": d}
 
 
 def md(summary):
@@ -334,8 +354,8 @@ def md(summary):
                                                info.get("ncpu_possible", "?"),
                                                info.get("ko", "?")))
     hdr = ["config", "driver", "hw queues x nr_tags", "ring / depth", "binds", "total KiB (min-max)", "slab",
-           "percpu", "pages: dma", "vmalloc", "other", "module's own slab+percpu",
-           "apart: slab pages", "page cache", "tools' processes", "meminfo/disk: MemFree drop", "Slab", "Percpu"]
+           "percpu", "pages: requests", "rings+DMA", "other pages", "module's own slab+percpu",
+           "apart: slab pages", "page cache", "tools' processes", "meminfo/disk: MemFree drop", "with per-CPU lists", "Slab", "Percpu"]
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "---|" * len(hdr))
     for c in sorted(cells, key=lambda c: (c["config"], c["driver"])):
@@ -346,11 +366,14 @@ def md(summary):
             "%s / %s" % (c["disk"].get("ring_size", "-"), c["disk"].get("queue_depth", "-")),
             str(c["binds"]),
             "%s (%s-%s)" % (kib(c["total"]), kib(c["total_min"]), kib(c["total_max"])),
-            kib(c["slab"]), kib(c["percpu"]), kib(p["dma"]), kib(p["vmalloc"]),
-            kib(p["other"] + p["unknown"] + p["pgtable"] + p["cma"]), kib(own),
+            kib(c["slab"]), kib(c["percpu"]), kib(p["requests"]), kib(p["dma"]),
+            kib(p["other"] + p["unknown"] + p["pgtable"] + p["cma"] + p["vmalloc"]), kib(own),
             kib(p["slab"] + p["kmalloc_large"] + p["percpu_chunk"]), kib(p["pagecache"]),
             kib(p["process"] + c["slab_process"]),
-            kib(co["MemFree"]) if co else "-", kib(co["Slab"]) if co else "-",
+            kib(co["MemFree"]) if co else "-",
+            kib(co["FreePcp"]) if co and os.path.exists(os.path.join(
+                summary["dir"], "meminfo-%s-%s-before.zoneinfo" % (c["config"], c["driver"]))) else "-",
+            kib(co["Slab"]) if co else "-",
             kib(co["Percpu"]) if co else "-"]) + " |")
     lost = sum(c["overrun"] for c in cells)
     L.append("")
@@ -358,8 +381,10 @@ def md(summary):
         lost, "" if not lost else " (**the totals above are not exact**)"))
     L.append("Coarse cross-check: /proc/meminfo before and after binding the config's disks "
              "(page cache dropped before each snapshot), divided by the number of disks. "
-             "MemFree's drop holds the new slab pages, not the objects, and moves with the "
-             "per-CPU free page lists, so it agrees with the traced total only to tens of KiB.")
+             "MemFree's drop holds the new slab pages, not the objects, the tools' leftovers, "
+             "and moves with the "
+             "per-CPU free page lists (MemFree leaves them out; the next column adds them back from "
+             "/proc/zoneinfo).")
     return "\n".join(L) + "\n"
 
 

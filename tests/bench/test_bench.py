@@ -131,10 +131,16 @@ def test_report():
     for w, free in (("before", 100000), ("after", 100000 - 3 * 16)):
         with open(os.path.join(d, "meminfo-default-vblk-%s" % w), "w") as f:
             f.write("MemFree: %d kB\nSlab: 10 kB\nPercpu: 0 kB\n" % free)
+    with open(os.path.join(d, "meminfo-default-vblk-before.zoneinfo"), "w") as f:
+        f.write("Node 0, zone DMA32\n  pagesets\n    cpu: 0\n              count: 10\n"
+                "              high:  100\n    cpu: 1\n              count: 2\n")
+    with open(os.path.join(d, "meminfo-default-vblk-after.zoneinfo"), "w") as f:
+        f.write("Node 0, zone DMA32\n  pagesets\n    cpu: 0\n              count: 0\n")
     s = memtrace.summarize(d)
     c = s["cells"][0]
     check("report median", (c["total"], c["total_min"], c["total_max"]), (4096, 4096, 8192))
     check("report coarse MemFree per disk", c["coarse"]["MemFree"], 16 * 1024)
+    check("report coarse with per-CPU lists", c["coarse"]["FreePcp"], 16 * 1024 + 12 * 4096 / 3)
     text = memtrace.md(s)
     check("report row", "| default | vblk | 2 x 256 | - / - | 3 | 4.0 (4.0-8.0) |" in text, True)
 
