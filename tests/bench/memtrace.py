@@ -354,7 +354,7 @@ def md(summary):
                                                info.get("ncpu_possible", "?"),
                                                info.get("ko", "?")))
     hdr = ["config", "driver", "hw queues x nr_tags", "ring / depth", "binds", "total KiB (min-max)", "slab",
-           "percpu", "pages: requests", "rings+DMA", "other pages", "module's own slab+percpu",
+           "percpu", "pages: requests", "rings+DMA", "other pages", "slab+percpu from modules' code",
            "apart: slab pages", "page cache", "tools' processes", "meminfo/disk: MemFree drop", "with per-CPU lists", "Slab", "Percpu"]
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "---|" * len(hdr))
