@@ -50,7 +50,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$(id -u)" = 0 ] || die "must run as root"
-[ -n "${VBLK_DISKS:-}" ] && [ -f "$VBLK_DISKS" ] || die "no disk manifest (\$VBLK_DISKS): run under scripts/vm-run"
+if [ -z "${VBLK_DISKS:-}" ] || [ ! -f "$VBLK_DISKS" ]; then
+	die "no disk manifest (\$VBLK_DISKS): run under scripts/vm-run"
+fi
 if [ -z "$ko" ]; then
 	r=$(uname -r)
 	for k in "$REPO/build/$r/vblk.ko" "$REPO/build/$(cut -d. -f1-2 <<<"$r")/vblk.ko"; do
@@ -71,7 +73,7 @@ while read -r line; do
 	for tok in $line; do
 		case $tok in serial=*) s=${tok#serial=} ;; group=mem-*) g=${tok#group=mem-} ;; esac
 	done
-	[ -n "$s" ] && [ -n "$g" ] || continue
+	if [ -z "$s" ] || [ -z "$g" ]; then continue; fi
 	[ -n "${CFG_SERIALS[$g]:-}" ] || configs+=("$g")
 	CFG_SERIALS[$g]="${CFG_SERIALS[$g]:-} $s"
 done <"$VBLK_DISKS"
