@@ -20,11 +20,11 @@ behind. Parts:
            request + driver PDU pages), dma (rings and other device-visible
            memory: the DMA API, virtio's vring_alloc_queue, vblk_dma_alloc),
            vmalloc, pgtable, cma, other, unknown (no stack) count in the
-           total; slab (new slab
-           pages), kmalloc_large and percpu_chunk back objects already
-           counted above and are shown apart; pagecache (udev reading the
-           new disk; tmpfs: udev's database) and process (page faults, forks of the tools in the
-           window) are not the driver's and are shown apart too
+           total; slab (new slab pages), kmalloc_large and percpu_chunk
+           back objects already counted above and are shown apart;
+           pagecache (udev reading the new disk; tmpfs: udev's database)
+           and process (page faults, forks of the tools in the window) are
+           not the driver's and are shown apart too
   slab_process  slab objects of the tools' processes (PROC_SITES), apart
 
 total = slab + percpu + the counted page classes.
