@@ -4,6 +4,9 @@
     memtrace.py account TRACE [--ncpu N]     one trace: JSON accounting on stdout
     memtrace.py report DIR                   DIR = tests/bench/memory.sh's output:
                                              writes DIR/memory.json, DIR/memory.md
+    memtrace.py across OUT.md K=DIR ...      one table across kernels from each
+                                             DIR/memory.json (scripts/bench --memory
+                                             --kernel A,B): total KiB (min-max)
 
 An allocation counts when it was made inside the traced window (bind to
 ready) and not freed inside it; frees are matched to allocations by pointer
@@ -388,6 +391,26 @@ def md(summary):
     return "\n".join(L) + "\n"
 
 
+def across(runs):
+    """runs: [(kernel, memory.json dict or None)] -> markdown table, rows
+    config x driver, columns kernels."""
+    keys, cells = [], {}
+    for k, m in runs:
+        for c in (m or {}).get("cells", []):
+            key = (c["config"], c["driver"])
+            if key not in keys:
+                keys.append(key)
+            cells[(key, k)] = "%.0f (%.0f-%.0f)" % (c["total"] / 1024.0, c["total_min"] / 1024.0,
+                                                    c["total_max"] / 1024.0)
+    ks = [k for k, _ in runs]
+    L = ["| config | driver | " + " | ".join(ks) + " |", "|" + "---|" * (2 + len(ks))]
+    for key in sorted(keys):
+        L.append("| %s | %s | %s |" % (key[0], key[1], " | ".join(cells.get((key, k), "-") for k in ks)))
+    L.append("")
+    L.append("KiB per bound disk: median of the binds (min-max); a kernel without a memory.json is a column of -.")
+    return "\n".join(L) + "\n"
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "account":
         ncpu = num(argv[3], 1) if len(argv) >= 4 and argv[2] == "--ncpu" else 1
@@ -404,6 +427,17 @@ def main(argv):
             f.write(text)
         print(text)
         return 0
+    if len(argv) >= 3 and argv[0] == "across":
+        runs = []
+        for a in argv[2:]:
+            k, _, d = a.partition("=")
+            p = os.path.join(d, "memory.json")
+            runs.append((k, json.load(open(p)) if os.path.exists(p) else None))
+        text = across(runs)
+        with open(argv[1], "w") as f:
+            f.write(text)
+        print(text, end="")
+        return 0 if any(m for _, m in runs) else 1
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -142,6 +142,8 @@ def test_report():
     check("report coarse MemFree per disk", c["coarse"]["MemFree"], 16 * 1024)
     check("report coarse with per-CPU lists", c["coarse"]["FreePcp"], 16 * 1024 + 12 * 4096 / 3)
     text = memtrace.md(s)
+    t2 = memtrace.across([("6.1", s), ("7.3", None)])
+    check("across kernels", "| default | vblk | 4 (4-8) | - |" in t2, True)
     check("report row", "| default | vblk | 2 x 256 | - / - | 3 | 4.0 (4.0-8.0) |" in text, True)
 
 
