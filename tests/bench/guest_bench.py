@@ -649,6 +649,95 @@ def progress(n, total, rec):
            f("doorbells_per_io", "%.2f"), tag))
 
 
+# ---- profile: where the instructions go, per driver ---------------------------
+
+def profile_arm(prof, exp, job, arm, dev, k):
+    """One arm's fio alone, `seconds` long, under `perf record -a -g` with
+    the cpu-clock event (a sample every period_ns of each CPU's clock: under
+    icount, every period_ns/8 instructions). The disk's I/Os and /proc/stat
+    are snapshotted at the ends of the window; the samples are cut to it by
+    their time stamps (perf's clock is CLOCK_MONOTONIC, as time.monotonic()).
+    Writes OUT/profile/<job>.<label>.perf.txt (perf script) and returns the
+    window's record."""
+    pdir = os.path.join(OUT, "profile")
+    os.makedirs(pdir, exist_ok=True)
+    name = "%s.%s" % (job["name"], re.sub(r"[^A-Za-z0-9_-]", "_", arm["label"]))
+    data = os.path.join(WORK, name + ".perf.data")
+    runtime_s = int(120 + 4 * (prof["seconds"] + prof["warm"]))
+    p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
+    rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
+           "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt"}
+    perf = None
+    try:
+        pgsignal(p, signal.SIGCONT)
+        perf = subprocess.Popen(["perf", "record", "-a", "-g", "-e", "cpu-clock",
+                                 "-c", str(prof["period_ns"]), "--clockid", "monotonic",
+                                 "-o", data], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(prof["warm"])  # fio settles, perf is up (the samples say when)
+        s0 = snapshot(dev)
+        time.sleep(prof["seconds"])
+        s1 = snapshot(dev)
+        rec.update(derive(dev, s0, s1))
+        rec["t0"], rec["t1"], rec["cpu0"], rec["cpu1"] = s0["t"], s1["t"], s0["cpu"], s1["cpu"]
+    finally:
+        if perf is not None:
+            perf.send_signal(signal.SIGINT)
+            try:
+                _, err = perf.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                perf.kill()
+                _, err = perf.communicate()
+            rec["perf_rc"] = perf.returncode
+            rec["perf_msg"] = (err or "").strip()[-300:]
+        stop_arm_fio(p)
+    t = time.monotonic()
+    with open(os.path.join(pdir, rec["file"]), "w") as f:
+        r = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,cpu,time,period,ip,sym,dso"],
+                           stdout=f, stderr=subprocess.PIPE, text=True)
+    rec["script_rc"] = r.returncode
+    if r.returncode:
+        rec["error"] = "perf script: exit %d: %s" % (r.returncode, r.stderr.strip()[:300])
+    rec["script_s"] = time.monotonic() - t
+    try:
+        os.unlink(data)
+    except OSError:
+        pass
+    return rec
+
+
+def run_profile(prof, plan, info):
+    """The profile phase: for each job, each profiled arm of the experiment
+    (virtio_blk and vblk of drv) alone under perf; records in
+    OUT/profile.jsonl for tests/bench/profile.py."""
+    exp = next((e for e in plan["experiments"] if e["name"] == prof["exp"]), None)
+    if exp is None:
+        log("profile: no experiment %s in the plan" % prof["exp"])
+        return
+    wr("/proc/sys/kernel/kptr_restrict", "0")
+    wr("/proc/sys/kernel/perf_event_paranoid", "-1")
+    info["perf"] = sh("perf --version", check=False).strip()
+    arms = [a for a in exp["arms"] if a["label"] in prof["arms"]]
+    out = open(os.path.join(OUT, "profile.jsonl"), "a")
+    for job in prof["jobs"]:
+        for k, arm in enumerate(arms):
+            dev = resolve_arm(arm)
+            t = time.monotonic()
+            try:
+                rec = profile_arm(prof, exp, job, arm, dev, k)
+            except Exception as e:
+                rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"],
+                       "error": "%s: %s" % (type(e).__name__, e)}
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+            log("profile %s %s (%s): %s IOPS, busy %s%%, perf exit %s, script %.0f s, %.0f s in all%s" % (
+                job["name"], arm["label"], rec.get("dev"), "%.0f" % rec["win_iops"] if "win_iops" in rec else "-",
+                "%.0f" % (100 * rec["guest_busy_frac"]) if "guest_busy_frac" in rec else "-",
+                rec.get("perf_rc"), rec.get("script_s", 0), time.monotonic() - t,
+                "; ERROR " + rec["error"] if rec.get("error") else ""))
+    out.close()
+
+
 # ---- setup actions -----------------------------------------------------------
 
 def runs_of(exp, i):
@@ -770,6 +859,8 @@ def main():
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)
+    if plan.get("profile"):
+        run_profile(plan["profile"], plan, info)
     with open(os.path.join(OUT, "guest-info.json"), "w") as f:
         json.dump(info, f, indent=1)
     log("guest: done in %.0f s" % (time.monotonic() - t_all))
