@@ -22,6 +22,8 @@ import statistics
 import subprocess
 import sys
 
+import profile_report  # tests/bench/profile_report.py: scripts/bench --profile
+
 # metric key, label, unit, higher is better, format
 METRICS = [
     ("iops", "IOPS", "", True, "%.0f"),
@@ -739,6 +741,7 @@ def main():
             errs = [r for r in runs if r.get("exp") == e["name"] and r.get("job") == c.job["name"] and r.get("error")]
             R.append("Errors: " + "; ".join("%s: %s" % (r["id"], r["error"][:160]) for r in errs[:5]) + "\n")
 
+    R += profile_report.section(out, plan)
     R.append("## Arms' configuration\n")
     for k, v in sorted(info.get("arms", {}).items()):
         cfg = " ".join(ln for ln in (v.get("config") or "").split("\n") if ln and not ln.startswith("features"))
