@@ -14,10 +14,12 @@ the marker. Results: OUT/runs.jsonl (one JSON object per run), OUT/fio/*.json
 (raw fio output), OUT/guest-info.json, and one progress line per run on
 stdout.
 """
+import errno
 import json
 import shutil
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -651,6 +653,42 @@ def progress(n, total, rec):
 
 # ---- profile: where the instructions go, per driver ---------------------------
 
+def perf_control_open(perf, ctl, ack, timeout=600):
+    """Open perf record's control FIFO (for writing: it succeeds once perf
+    has opened it) and its ack FIFO; (ctl fd, ack fd)."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            cfd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        if perf.poll() is not None:
+            raise RuntimeError("perf record exited at start (exit %s): %s" % (
+                perf.returncode, perf.stderr.read().strip()[:300]))
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError("perf record did not open its control FIFO in %d s" % timeout)
+        time.sleep(0.05)
+    return cfd, os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def perf_control(perf, cfd, afd, cmd, timeout=300):
+    """Send a command to perf record (enable, disable) and wait for its ack."""
+    os.write(cfd, (cmd + "\n").encode())
+    t0, got = time.monotonic(), b""
+    while b"ack" not in got:
+        if perf.poll() is not None or time.monotonic() - t0 > timeout:
+            raise RuntimeError("perf record: no ack for %s (exit %s)" % (cmd, perf.returncode))
+        select.select([afd], [], [], 0.1)
+        try:
+            got += os.read(afd, 64)
+        except BlockingIOError:
+            pass
+        if not got:
+            time.sleep(0.01)
+
+
 def profile_arm(prof, exp, job, arm, dev, k):
     """One arm's fio alone, `seconds` long, under `perf record -a -g` with
     the cpu-clock event (a sample every period_ns of each CPU's clock: under
@@ -667,33 +705,55 @@ def profile_arm(prof, exp, job, arm, dev, k):
     p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
     rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
            "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt"}
-    perf = None
+    perf, cfd, afd = None, None, None
+    ctl, ack = os.path.join(WORK, name + ".ctl"), os.path.join(WORK, name + ".ack")
     try:
         pgsignal(p, signal.SIGCONT)
+        t = time.monotonic()
+        for f in (ctl, ack):
+            if os.path.exists(f):
+                os.unlink(f)
+            os.mkfifo(f)
+        # -D -1: events start disabled; "enable" / "disable" on the control
+        # FIFO, each acknowledged, bracket the window (perf's start-up,
+        # loading over 9p under TCG, can take longer than the window).
+        # -N: no build-id cache (perf script runs in this boot).
         perf = subprocess.Popen(["perf", "record", "-a", "-g", "-e", "cpu-clock",
                                  "-c", str(prof["period_ns"]), "--clockid", "monotonic",
+                                 "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack), "-N",
                                  "-o", data], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
-        time.sleep(prof["warm"])  # fio settles, perf is up (the samples say when)
+        cfd, afd = perf_control_open(perf, ctl, ack)
+        rec["perf_ready_s"] = time.monotonic() - t
+        time.sleep(max(0.0, prof["warm"] - rec["perf_ready_s"]))  # fio settles
+        perf_control(perf, cfd, afd, "enable")
         s0 = snapshot(dev)
         time.sleep(prof["seconds"])
         s1 = snapshot(dev)
+        perf_control(perf, cfd, afd, "disable")
         rec.update(derive(dev, s0, s1))
         rec["t0"], rec["t1"], rec["cpu0"], rec["cpu1"] = s0["t"], s1["t"], s0["cpu"], s1["cpu"]
     finally:
         if perf is not None:
-            perf.send_signal(signal.SIGINT)
+            t = time.monotonic()
+            if perf.poll() is None:
+                perf.send_signal(signal.SIGINT)
             try:
-                _, err = perf.communicate(timeout=300)
+                _, err = perf.communicate(timeout=600)
             except subprocess.TimeoutExpired:
                 perf.kill()
                 _, err = perf.communicate()
             rec["perf_rc"] = perf.returncode
             rec["perf_msg"] = (err or "").strip()[-300:]
+            rec["perf_exit_s"] = time.monotonic() - t
+        for fd in (cfd, afd):
+            if fd is not None:
+                os.close(fd)
         stop_arm_fio(p)
     t = time.monotonic()
     with open(os.path.join(pdir, rec["file"]), "w") as f:
-        r = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,cpu,time,period,ip,sym,dso"],
+        r = subprocess.run(["perf", "script", "-i", data, "--kallsyms", "/proc/kallsyms",
+                            "-F", "comm,tid,cpu,time,period,ip,sym,dso"],
                            stdout=f, stderr=subprocess.PIPE, text=True)
     rec["script_rc"] = r.returncode
     if r.returncode:
@@ -718,6 +778,12 @@ def run_profile(prof, plan, info):
     wr("/proc/sys/kernel/perf_event_paranoid", "-1")
     info["perf"] = sh("perf --version", check=False).strip()
     arms = [a for a in exp["arms"] if a["label"] in prof["arms"]]
+    # The kernel's and the modules' text symbols of this boot: the host
+    # side names the addresses that perf script left [unknown] from them.
+    os.makedirs(os.path.join(OUT, "profile"), exist_ok=True)
+    with open(os.path.join(OUT, "profile", "kallsyms"), "w") as f:
+        f.writelines(ln for ln in rd("/proc/kallsyms").splitlines(True)
+                     if ln[17:18] in ("t", "T", "w", "W"))
     out = open(os.path.join(OUT, "profile.jsonl"), "a")
     for job in prof["jobs"]:
         for k, arm in enumerate(arms):
@@ -730,10 +796,12 @@ def run_profile(prof, plan, info):
                        "error": "%s: %s" % (type(e).__name__, e)}
             out.write(json.dumps(rec) + "\n")
             out.flush()
-            log("profile %s %s (%s): %s IOPS, busy %s%%, perf exit %s, script %.0f s, %.0f s in all%s" % (
+            log("profile %s %s (%s): %s IOPS, busy %s%%; perf ready after %.1f s, exit %s after %.1f s; "
+                "perf script %.0f s; %.0f s in all%s" % (
                 job["name"], arm["label"], rec.get("dev"), "%.0f" % rec["win_iops"] if "win_iops" in rec else "-",
                 "%.0f" % (100 * rec["guest_busy_frac"]) if "guest_busy_frac" in rec else "-",
-                rec.get("perf_rc"), rec.get("script_s", 0), time.monotonic() - t,
+                rec.get("perf_ready_s", -1), rec.get("perf_rc"), rec.get("perf_exit_s", -1),
+                rec.get("script_s", 0), time.monotonic() - t,
                 "; ERROR " + rec["error"] if rec.get("error") else ""))
     out.close()
 

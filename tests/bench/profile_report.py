@@ -26,6 +26,7 @@ Samples of the idle task in the idle loop are left out.
 report.py calls section(); the functions here are small and pure so that
 tests/bench/test_profile.py can check them.
 """
+import bisect
 import hashlib
 import html
 import json
@@ -58,6 +59,37 @@ def frame_name(sym, dso):
     return sym
 
 
+class Kallsyms:
+    """Text symbols of the guest's boot (OUT/profile/kallsyms, a copy of
+    /proc/kallsyms): names the kernel and module addresses that perf
+    script left [unknown]."""
+
+    def __init__(self, lines):
+        syms = []
+        for ln in lines:
+            f = ln.split()
+            if len(f) >= 3 and f[1] in "tTwW":
+                mod = f[3].strip("[]") if len(f) > 3 else ""
+                syms.append((int(f[0], 16), f[2], mod))
+        syms.sort()
+        self.addrs = [a for a, _, _ in syms]
+        self.syms = syms
+
+    def name(self, ip):
+        """"sym" or "sym [module]" of the symbol at or below ip; None
+        below the first or past the last symbol's page."""
+        i = bisect.bisect_right(self.addrs, ip) - 1
+        if i < 0 or ip - self.addrs[i] > 1 << 20:
+            return None
+        _, sym, mod = self.syms[i]
+        return "%s [%s]" % (sym, mod) if mod else sym
+
+
+def is_kernel_dso(dso):
+    d = (dso or "").strip()
+    return d.startswith("[") and d not in ("[unknown]", "[vdso]", "[vsyscall]") or d.endswith(".ko")
+
+
 def comm_root(comm):
     """A process name without its per-CPU / per-instance tail:
     kworker/0:1H-kblockd -> kworker, ksoftirqd/1 -> ksoftirqd."""
@@ -67,11 +99,12 @@ def comm_root(comm):
     return c or "?"
 
 
-def parse_perf_script(lines):
+def parse_perf_script(lines, ksyms=None):
     """Samples of `perf script -F comm,tid,cpu,time,period,ip,sym,dso`: a
     header line, then the call chain leaf first, then a blank line. Returns
     dicts with comm, tid, cpu, time (s), period (ns), frames (names, leaf
-    first)."""
+    first). Kernel frames perf left [unknown] are named from ksyms (a
+    Kallsyms) when given."""
     samples, cur = [], None
     for ln in lines:
         ln = ln.rstrip("\n")
@@ -91,7 +124,11 @@ def parse_perf_script(lines):
             continue
         m = FRAME.match(ln)
         if cur is not None and m:
-            cur["frames"].append(frame_name(m.group("sym"), m.group("dso")))
+            sym, dso = m.group("sym"), m.group("dso")
+            name = None
+            if ksyms is not None and sym in ("", "[unknown]") and is_kernel_dso(dso):
+                name = ksyms.name(int(m.group("ip"), 16))
+            cur["frames"].append(name or frame_name(sym, dso))
     if cur is not None:
         samples.append(cur)
     return samples
@@ -366,6 +403,10 @@ def section(out, plan=None, n=20):
             ns_insn or 8))
     ns_insn = ns_insn or 8
     pdir = os.path.join(out, "profile")
+    ksyms = None
+    if os.path.exists(os.path.join(pdir, "kallsyms")):
+        with open(os.path.join(pdir, "kallsyms")) as f:
+            ksyms = Kallsyms(f)
     res = {}
     for rec in recs:
         key = (rec.get("job"), rec.get("arm"))
@@ -374,7 +415,7 @@ def section(out, plan=None, n=20):
             continue
         try:
             with open(os.path.join(pdir, rec["file"])) as f:
-                samples = parse_perf_script(f)
+                samples = parse_perf_script(f, ksyms)
         except OSError as e:
             R.append("- **%s %s: no perf script output**: %s" % (key[0], key[1], e))
             continue

@@ -80,6 +80,22 @@ def test_names():
           and P.comm_root("ksoftirqd/1") == "ksoftirqd")
 
 
+def test_kallsyms():
+    k = P.Kallsyms(["ffffffff81000000 T _stext\n", "ffffffff81000100 t memset_orig\n",
+                    "ffffffff81000000 D some_data\n",
+                    "ffffffffc0001000 t vblk_queue_rq\t[vblk]\n", "ffffffffc0001200 t vblk_irq\t[vblk]\n"])
+    check("ksym kernel", k.name(0xffffffff81000123) == "memset_orig", k.name(0xffffffff81000123))
+    check("ksym module", k.name(0xffffffffc0001010) == "vblk_queue_rq [vblk]")
+    check("ksym module 2", k.name(0xffffffffc0001201) == "vblk_irq [vblk]")
+    check("ksym below", k.name(0x1000) is None)
+    txt = ["fio 1 [000] 1.000000: 1000000",
+           "\tffffffffc0001010 [unknown] ([vblk])",
+           "\tffffffff81000101 [unknown] ([kernel.kallsyms])",
+           "\t7f43ac4236b9 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", ""]
+    s = P.parse_perf_script([t + "\n" for t in txt], k)
+    check("ksym in parse", s[0]["frames"] == ["vblk_queue_rq [vblk]", "memset_orig", "[libc.so.6]"], s[0]["frames"])
+
+
 def test_fold_weights(s):
     win = P.in_window(s, 10.0, 11.0)
     check("window", len(win) == 5, len(win))
@@ -189,6 +205,7 @@ def test_section():
 def main():
     s = test_parse()
     test_names()
+    test_kallsyms()
     f = test_fold_weights(s)
     test_svg(f)
     test_tables()
