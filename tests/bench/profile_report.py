@@ -368,9 +368,11 @@ def driver_block(label, job, r, svg_rel, n):
     return R
 
 
-def section(out, plan=None, n=20):
+def section(out, plan=None, n=20, summary=None):
     """The report's profile section (markdown lines); writes the flame
-    graphs and folded stacks into OUT/profile/. [] without profile data."""
+    graphs and folded stacks into OUT/profile/. [] without profile data.
+    One line per job for the terminal summary is appended to `summary`
+    (a list) when given."""
     recs = load_records(out)
     if not recs:
         return []
@@ -466,6 +468,12 @@ def section(out, plan=None, n=20):
                               job, arms[-1], arms[0], b["ipio"] / a["ipio"], b["ipio_stat"] / a["ipio_stat"],
                               b["ipio_wall"] / a["ipio_wall"], (b["iops"] or 0) / (a["iops"] or 1),
                               drv_ratio_text(out, job)))
+    for job in jobs:
+        a, b = res.get((job, arms[0])), res.get((job, arms[-1]))
+        if a and b and summary is not None:
+            summary.append("profile %s: instructions per I/O %s %.0f, %s %.0f, ratio %.3f "
+                           "(report.md, profile/*.svg)" % (job, arms[0], a["ipio"], arms[-1], b["ipio"],
+                                                          b["ipio"] / a["ipio"]))
     if ratios:
         R.append("Ratio %s / %s (below 1: %s needs fewer instructions per I/O):\n" % (arms[-1], arms[0], arms[-1]))
         R += ratios

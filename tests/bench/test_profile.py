@@ -192,7 +192,10 @@ def test_section():
         with open(os.path.join(d, "profile.jsonl"), "w") as f:
             f.write("".join(json.dumps(r) + "\n" for r in recs))
         plan = {"icount": "-icount shift=3", "profile": {"arms": ["virtio_blk", "vblk"], "period_ns": 1000000}}
-        txt = "\n".join(P.section(d, plan))
+        summ = []
+        txt = "\n".join(P.section(d, plan, summary=summ))
+        check("section summary", summ == ["profile j: instructions per I/O virtio_blk 6250, vblk 5000, "
+                                          "ratio 0.800 (report.md, profile/*.svg)"], summ)
         check("section svg", os.path.exists(os.path.join(d, "profile", "j.vblk.svg")))
         check("section folded", os.path.exists(os.path.join(d, "profile", "j.virtio_blk.folded")))
         check("section totals", "| j | vblk | 50 | 4 | 5000 |" in txt and "| j | virtio_blk | 50 | 5 | 6250 |" in txt,
