@@ -689,6 +689,20 @@ def perf_control(perf, cfd, afd, cmd, timeout=300):
             time.sleep(0.01)
 
 
+def perf_record_args(prof, data, ctl, ack, irq):
+    """perf record of every CPU with call chains: cpu-clock every period_ns
+    and, with irq, every hard interrupt handler's entry and exit (the
+    cpu-clock timer cannot fire while interrupts are off, so a handler's
+    own instructions get no samples of their own: the report times them
+    from these events)."""
+    ev = ["-e", "cpu-clock/period=%d/" % prof["period_ns"]]
+    if irq:
+        ev += ["-e", "irq:irq_handler_entry", "-e", "irq:irq_handler_exit"]
+    return (["perf", "record", "-a", "-g"] + ev +
+            ["--clockid", "monotonic", "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack), "-N",
+             "-o", data])
+
+
 def profile_arm(prof, exp, job, arm, dev, k):
     """One arm's fio alone, `seconds` long, under `perf record -a -g` with
     the cpu-clock event (a sample every period_ns of each CPU's clock: under
@@ -717,13 +731,20 @@ def profile_arm(prof, exp, job, arm, dev, k):
         # -D -1: events start disabled; "enable" / "disable" on the control
         # FIFO, each acknowledged, bracket the window (perf's start-up,
         # loading over 9p under TCG, can take longer than the window).
-        # -N: no build-id cache (perf script runs in this boot).
-        perf = subprocess.Popen(["perf", "record", "-a", "-g", "-e", "cpu-clock",
-                                 "-c", str(prof["period_ns"]), "--clockid", "monotonic",
-                                 "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack), "-N",
-                                 "-o", data], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        cfd, afd = perf_control_open(perf, ctl, ack)
+        # -N: no build-id cache (perf script runs in this boot). Without
+        # the irq tracepoints if perf cannot open them.
+        for irq in ([True, False] if prof.get("irq_trace") else [False]):
+            perf = subprocess.Popen(perf_record_args(prof, data, ctl, ack, irq),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
+            try:
+                cfd, afd = perf_control_open(perf, ctl, ack)
+                break
+            except RuntimeError as e:
+                if not irq:
+                    raise
+                log("profile: perf record with irq tracepoints failed (%s); without them" % e)
+        rec["irq_trace"] = irq
         rec["perf_ready_s"] = time.monotonic() - t
         time.sleep(max(0.0, prof["warm"] - rec["perf_ready_s"]))  # fio settles
         perf_control(perf, cfd, afd, "enable")
@@ -751,10 +772,16 @@ def profile_arm(prof, exp, job, arm, dev, k):
                 os.close(fd)
         stop_arm_fio(p)
     t = time.monotonic()
-    with open(os.path.join(pdir, rec["file"]), "w") as f:
-        r = subprocess.run(["perf", "script", "-i", data, "--kallsyms", "/proc/kallsyms",
-                            "-F", "comm,tid,cpu,time,period,ip,sym,dso"],
-                           stdout=f, stderr=subprocess.PIPE, text=True)
+    fields = ["-F", "comm,tid,cpu,time,period,ip,sym,dso"]
+    if rec.get("irq_trace"):
+        fields = ["-F", "sw:comm,tid,cpu,time,period,ip,sym,dso", "-F", "trace:comm,tid,cpu,time,event,trace"]
+    for fl in (fields, ["-F", "comm,tid,cpu,time,period,ip,sym,dso"]):
+        with open(os.path.join(pdir, rec["file"]), "w") as f:
+            r = subprocess.run(["perf", "script", "-i", data, "--kallsyms", "/proc/kallsyms"] + fl,
+                               stdout=f, stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            break
+        log("profile: perf script %s: exit %d: %s" % (" ".join(fl), r.returncode, r.stderr.strip()[:300]))
     rec["script_rc"] = r.returncode
     if r.returncode:
         rec["error"] = "perf script: exit %d: %s" % (r.returncode, r.stderr.strip()[:300])
@@ -774,6 +801,8 @@ def run_profile(prof, plan, info):
     if exp is None:
         log("profile: no experiment %s in the plan" % prof["exp"])
         return
+    if not os.path.isdir("/sys/kernel/tracing/events"):
+        sh("mount -t tracefs nodev /sys/kernel/tracing", check=False)
     wr("/proc/sys/kernel/kptr_restrict", "0")
     wr("/proc/sys/kernel/perf_event_paranoid", "-1")
     info["perf"] = sh("perf --version", check=False).strip()

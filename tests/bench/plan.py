@@ -106,8 +106,10 @@ def bind_with(serial, **over):
 # 1 ms of a CPU's clock is every 125k guest instructions under icount:
 # ~1000 samples per busy second, and perf's own work per sample (the
 # interrupt, the stack walk) stays a few per cent of the guest's time.
+# irq_trace: also the irq_handler_entry/exit tracepoints, which time the
+# hard interrupt handlers that the cpu-clock samples cannot see.
 PROFILE = {"exp": "drv", "arms": ["virtio_blk", "vblk"], "jobs": ["rr4k-qd64-nj1", "rw4k-qd64-nj1"],
-           "seconds": 8.0, "warm": 1.5, "period_ns": 1000000}
+           "seconds": 8.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": True}
 
 
 def experiments(mode):

@@ -61,8 +61,8 @@ def frame_name(sym, dso):
 
 class Kallsyms:
     """Text symbols of the guest's boot (OUT/profile/kallsyms, a copy of
-    /proc/kallsyms): names the kernel and module addresses that perf
-    script left [unknown]."""
+    /proc/kallsyms): names kernel and module addresses, the modules'
+    with their module."""
 
     def __init__(self, lines):
         syms = []
@@ -103,8 +103,9 @@ def parse_perf_script(lines, ksyms=None):
     """Samples of `perf script -F comm,tid,cpu,time,period,ip,sym,dso`: a
     header line, then the call chain leaf first, then a blank line. Returns
     dicts with comm, tid, cpu, time (s), period (ns), frames (names, leaf
-    first). Kernel frames perf left [unknown] are named from ksyms (a
-    Kallsyms) when given."""
+    first). Kernel frames are named from ksyms (a Kallsyms) when given:
+    perf script with --kallsyms names module code too but calls its object
+    [kernel.kallsyms], and kallsyms says which module it is."""
     samples, cur = [], None
     for ln in lines:
         ln = ln.rstrip("\n")
@@ -126,7 +127,7 @@ def parse_perf_script(lines, ksyms=None):
         if cur is not None and m:
             sym, dso = m.group("sym"), m.group("dso")
             name = None
-            if ksyms is not None and sym in ("", "[unknown]") and is_kernel_dso(dso):
+            if ksyms is not None and is_kernel_dso(dso):
                 name = ksyms.name(int(m.group("ip"), 16))
             cur["frames"].append(name or frame_name(sym, dso))
     if cur is not None:
