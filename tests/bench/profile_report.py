@@ -36,6 +36,8 @@ import sys
 
 HEADER = re.compile(r"^(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<time>\d+\.\d+):"
                     r"\s+(?P<period>\d+)")
+IRQ_EVENT = re.compile(r"^(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<time>\d+\.\d+):\s+"
+                       r"irq:irq_handler_(?P<kind>entry|exit):\s+irq=(?P<irq>\d+)(?:\s+name=(?P<name>\S+))?")
 FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)(?:\s+\((?P<dso>[^()]*)\))?\s*$")
 # The idle loop's leaves (the idle task's own halt; its interrupts count).
 IDLE = re.compile(r"(safe_halt|default_idle|mwait_idle|poll_idle|acpi_idle|intel_idle|"
@@ -99,13 +101,15 @@ def comm_root(comm):
     return c or "?"
 
 
-def parse_perf_script(lines, ksyms=None):
+def parse_perf_script(lines, ksyms=None, irqs=None):
     """Samples of `perf script -F comm,tid,cpu,time,period,ip,sym,dso`: a
     header line, then the call chain leaf first, then a blank line. Returns
     dicts with comm, tid, cpu, time (s), period (ns), frames (names, leaf
     first). Kernel frames are named from ksyms (a Kallsyms) when given:
     perf script with --kallsyms names module code too but calls its object
-    [kernel.kallsyms], and kallsyms says which module it is."""
+    [kernel.kallsyms], and kallsyms says which module it is.
+    irq_handler_entry/exit events go to the list irqs when given (dicts
+    with kind, cpu, time, irq, name)."""
     samples, cur = [], None
     for ln in lines:
         ln = ln.rstrip("\n")
@@ -117,6 +121,14 @@ def parse_perf_script(lines, ksyms=None):
         if not ln[0].isspace():
             if cur is not None:
                 samples.append(cur)
+            m = IRQ_EVENT.match(ln)
+            if m:
+                cur = None
+                if irqs is not None:
+                    irqs.append({"kind": m.group("kind"), "cpu": int(m.group("cpu")),
+                                 "time": float(m.group("time")), "irq": int(m.group("irq")),
+                                 "name": m.group("name") or ""})
+                continue
             m = HEADER.match(ln)
             cur = None if m is None else {
                 "comm": m.group("comm").strip(), "tid": int(m.group("tid")),
@@ -154,6 +166,71 @@ def weights(samples, period_ns):
         k = int(s["time"] * 1e9 // period_ns)
         slot.setdefault(k, set()).add(s["cpu"])
     return [(s, 1.0 / len(slot[int(s["time"] * 1e9 // period_ns)])) for s in busy]
+
+
+# ---- hard interrupts ----------------------------------------------------------
+#
+# The cpu-clock sample is taken in a timer interrupt, which cannot come
+# while interrupts are off: a sample due inside a hard interrupt handler
+# (or a spin_lock_irqsave section) is taken when interrupts come back on,
+# charged to the code there, and later than its time. The timer of each CPU
+# fires on a grid (every period from one phase), so a sample's delay after
+# its grid point tells it was deferred; if a traced handler ran on that
+# CPU at the grid point, the sample belongs to that handler.
+
+DEFER_NS = 2000
+
+
+def grid_delays(samples, period_ns):
+    """Per sample (same order): ns after its CPU's grid point. The phase
+    of a CPU is the most common 1 us bin of time mod period."""
+    phase = {}
+    for cpu in {s["cpu"] for s in samples}:
+        bins = {}
+        for s in samples:
+            if s["cpu"] == cpu:
+                b = int(round(s["time"] * 1e9)) % period_ns // 1000
+                bins[b] = bins.get(b, 0) + 1
+        phase[cpu] = max(bins, key=lambda b: (bins[b], -b)) * 1000
+    return [(int(round(s["time"] * 1e9)) - phase[s["cpu"]]) % period_ns for s in samples]
+
+
+def irq_intervals(irqs):
+    """Per CPU, sorted [(entry s, exit s, name)] of the traced hard
+    interrupt handlers (an entry and the next exit of the same irq)."""
+    by, pending = {}, {}
+    for e in sorted(irqs, key=lambda e: e["time"]):
+        if e["kind"] == "entry":
+            pending[e["cpu"]] = e
+            continue
+        b = pending.pop(e["cpu"], None)
+        if b is not None and b["irq"] == e["irq"]:
+            by.setdefault(e["cpu"], []).append((b["time"], e["time"], b["name"]))
+    return by
+
+
+def handler_at(intervals, cpu, t):
+    """The handler running on cpu at time t, or None."""
+    iv = intervals.get(cpu) or []
+    i = bisect.bisect_right(iv, (t, float("inf"), "")) - 1
+    if i >= 0 and iv[i][0] <= t <= iv[i][1]:
+        return iv[i][2]
+    return None
+
+
+def attribute_hardirq(samples, delays, intervals):
+    """Samples deferred past a grid point at which a traced handler ran
+    become samples of that handler: process "hardirq", one frame
+    "[hardirq NAME]". Returns (samples, number moved)."""
+    out, moved = [], 0
+    for s, d in zip(samples, delays):
+        name = handler_at(intervals, s["cpu"], s["time"] - d / 1e9) if d > DEFER_NS else None
+        if name is None:
+            out.append(s)
+            continue
+        moved += 1
+        out.append(dict(s, comm="hardirq", tid=-1, frames=["[hardirq %s]" % name]))
+    return out, moved
 
 
 def fold(weighted):
@@ -283,30 +360,46 @@ def ns_per_insn(plan):
     return 2 ** int(m.group(1)) if m else None
 
 
-def analyse(rec, samples, ns_insn):
+def analyse(rec, samples, ns_insn, irqs=()):
     """One driver's window: folded stacks and the numbers of the report.
     Weights are turned into instructions per I/O by k = period / ns_insn /
-    I/Os."""
+    I/Os. irqs: the irq_handler_entry/exit events (may be empty)."""
     period = rec["period_ns"]
+    samples = [s for s in samples if s["period"] == period]  # cpu-clock only
     win = in_window(samples, rec["t0"], rec["t1"])
+    delays = grid_delays(win, period)
+    ivs = irq_intervals([e for e in irqs if rec["t0"] <= e["time"] < rec["t1"]])
+    win, moved = attribute_hardirq(win, delays, ivs)
     wt = weights(win, period)
     folded = fold(wt)
     ios = rec.get("win_ios") or 0
     k = period / ns_insn / ios if ios and ns_insn else None
     busy_w = sum(w for _, w in wt)
     first = min((s["time"] for s in samples), default=None)
+    deferred = sum(1 for s, d in zip(win, delays) if d > DEFER_NS and not is_idle(s))
+    handlers = {}
+    for iv in ivs.values():
+        for a, b, name in iv:
+            h = handlers.setdefault(name, [0, 0.0])
+            h[0] += 1
+            h[1] += (b - a) * 1e9
     res = {"folded": folded, "k": k, "ios": ios, "iops": rec.get("win_iops"),
            "win_s": rec["t1"] - rec["t0"], "n_window": len(win), "n_busy": len(wt),
            "n_idle": len(win) - len(wt), "busy_w": busy_w,
            "busy_ns_stat": rec.get("guest_busy_s", 0) * 1e9,
            "busy_ns_samples": len(wt) * period, "insn_ns_samples": busy_w * period,
            "perf_late": first is not None and first > rec["t0"] + 2 * period / 1e9,
-           "perf_share": sum(w for s, w in wt if comm_root(s["comm"]) == "perf") / busy_w if busy_w else 0}
+           "perf_share": sum(w for s, w in wt if comm_root(s["comm"]) == "perf") / busy_w if busy_w else 0,
+           "deferred": deferred / len(wt) if wt else 0, "moved": moved,
+           "irq_traced": bool(rec.get("irq_trace")), "handlers": handlers,
+           "hardirq_w": sum(w for s, w in wt if s["comm"] == "hardirq")}
     res["self"], res["incl"] = self_incl(folded)
     if k:
         res["ipio"] = busy_w * k
         res["ipio_stat"] = res["busy_ns_stat"] / ns_insn / ios
         res["ipio_wall"] = res["win_s"] * 1e9 / ns_insn / ios
+        res["hardirq_ipio_traced"] = sum(h[1] for h in handlers.values()) / ns_insn / ios
+        res["hardirq_ipio_samples"] = res["hardirq_w"] * k
     return res
 
 
@@ -395,7 +488,17 @@ def section(out, plan=None, n=20, summary=None):
         "samples are left out. Flame graphs: one rectangle per function on a call path, as wide as its "
         "share of the instructions, callers below callees; hover for samples and instructions per I/O; "
         "the driver modules' functions are blue. The folded stacks (`profile/*.folded`, weight per "
-        "stack) are the data behind them.\n" % (
+        "stack) are the data behind them.\n\n"
+        "**Interrupts off.** The cpu-clock sample is taken in a timer interrupt, so none is taken while "
+        "interrupts are off: a sample due inside a hard interrupt handler or a `spin_lock_irqsave` "
+        "section is taken when interrupts come back on and charged to the code there (e.g. "
+        "`_raw_spin_unlock_irqrestore`: read its self instructions as those of the section it ends, "
+        "in its caller). Each CPU's timer fires on a grid (every period from a fixed phase), so a "
+        "sample more than %d ns after its grid point was deferred (*deferred* below). When the boot "
+        "also traced `irq:irq_handler_entry/exit`, a deferred sample whose grid point fell inside a "
+        "handler on that CPU is moved to that handler (process `hardirq`, frame `[hardirq NAME]`); "
+        "the handlers' traced time (exit - entry, the clock counting instructions) is the "
+        "cross-check: *hard irq instr/IO, traced / sampled*.\n" % (
             prof.get("seconds", "?"), prof.get("warm", "?"), prof.get("period_ns", "?"),
             prof.get("period_ns", "?"),
             ("Under icount (`%s`) the guest's clock advances %d ns per guest instruction, so a CPU's "
@@ -403,7 +506,7 @@ def section(out, plan=None, n=20, summary=None):
              "instruction shares." % (plan.get("icount"), ns_insn, ns_insn)) if ns_insn else
             "**This boot ran in real time, not under icount: samples are shares of guest time, not of "
             "instructions, and the instruction counts below assume 8 ns per instruction.**",
-            ns_insn or 8))
+            ns_insn or 8, DEFER_NS))
     ns_insn = ns_insn or 8
     pdir = os.path.join(out, "profile")
     ksyms = None
@@ -417,12 +520,13 @@ def section(out, plan=None, n=20, summary=None):
             R.append("- **%s %s: no profile**: %s" % (key[0], key[1], rec["error"]))
             continue
         try:
+            irqs = []
             with open(os.path.join(pdir, rec["file"])) as f:
-                samples = parse_perf_script(f, ksyms)
+                samples = parse_perf_script(f, ksyms, irqs)
         except OSError as e:
             R.append("- **%s %s: no perf script output**: %s" % (key[0], key[1], e))
             continue
-        r = analyse(rec, samples, ns_insn)
+        r = analyse(rec, samples, ns_insn, irqs)
         if not r["k"]:
             R.append("- **%s %s: no I/O in the window**" % key)
             continue
@@ -455,10 +559,13 @@ def section(out, plan=None, n=20, summary=None):
             trs.append([job, arm, "%.0f" % (r["iops"] or 0), r["n_busy"], "%.0f" % r["ipio"],
                         "%.0f" % r["ipio_stat"], "%.0f" % r["ipio_wall"],
                         "%.2f" % (r["busy_ns_samples"] / r["busy_ns_stat"]) if r["busy_ns_stat"] else "-",
-                        "%.1f%%" % (100 * r["perf_share"]),
+                        "%.1f%%" % (100 * r["perf_share"]), "%.1f%%" % (100 * r["deferred"]),
+                        "%.0f / %.0f" % (r["hardirq_ipio_traced"], r["hardirq_ipio_samples"])
+                        if r["irq_traced"] else "not traced",
                         "yes" if r["perf_late"] else "no"])
     R.append(md_table(["job", "driver", "IOPS", "busy samples", "instr/IO (samples)", "(busy CPU)",
-                       "(wall)", "busy samples x period / busy CPU", "perf", "perf started late"], trs))
+                       "(wall)", "busy samples x period / busy CPU", "perf", "deferred",
+                       "hard irq instr/IO, traced / sampled", "perf started late"], trs))
     R.append("")
     ratios = []
     for job in jobs:
@@ -485,6 +592,19 @@ def section(out, plan=None, n=20, summary=None):
             r = res.get((job, arm))
             if r:
                 R += driver_block(arm, job, r, r["svg"], n)
+        hrows = []
+        for arm in arms:
+            r = res.get((job, arm))
+            if r and r["irq_traced"]:
+                for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: -x[1][1]):
+                    hrows.append([arm, "`%s`" % name, "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
+                                  "%.0f" % (ns / ns_insn / r["ios"])])
+        if hrows:
+            R.append("#### Hard interrupt handlers, %s (traced)\n" % job)
+            R.append("From `irq:irq_handler_entry/exit` in the window: the handler alone (not the "
+                     "interrupt's entry and exit, nor the softirq it may raise).\n")
+            R.append(md_table(["driver", "irq", "calls per I/O", "instr per call", "instr/IO"], hrows))
+            R.append("")
         a, b = res.get((job, arms[0])), res.get((job, arms[-1]))
         if a and b:
             R.append("#### %s minus %s, %s\n" % (arms[-1], arms[0], job))

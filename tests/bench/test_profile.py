@@ -149,6 +149,40 @@ def test_svg(f):
           + ys["vblk_queue_rq [vblk]"][2] + 1e-6)
 
 
+def test_hardirq():
+    txt = ["fio 9 [000] 1.000000: 1000000", "\t1 a ([kernel.kallsyms])", "",
+           "fio 9 [000] 1.000500: irq:irq_handler_entry: irq=25 name=virtio2-req.0",
+           "fio 9 [000] 1.001004: irq:irq_handler_exit: irq=25 ret=handled",
+           "fio 9 [000] 1.001010: 1000000", "\t2 b ([kernel.kallsyms])", "",
+           "fio 9 [000] 1.002000: 1000000", "\t3 c ([kernel.kallsyms])", "",
+           "swapper 0 [000] 1.003050: 1000000", "\t4 pv_native_safe_halt ([kernel.kallsyms])", "",
+           "swapper 0 [000] 1.002990: irq:irq_handler_entry: irq=26 name=vblk0",
+           "swapper 0 [000] 1.003040: irq:irq_handler_exit: irq=26 ret=handled",
+           "fio 9 [000] 1.004000: 1000000", "\t5 d ([kernel.kallsyms])", ""]
+    irqs = []
+    s = P.parse_perf_script([t + "\n" for t in txt], None, irqs)
+    check("irq parse", len(s) == 5 and len(irqs) == 4 and irqs[0]["name"] == "virtio2-req.0"
+          and irqs[1]["kind"] == "exit" and irqs[0]["cpu"] == 0, (len(s), irqs))
+    d = P.grid_delays(s, 1000000)
+    check("grid delays", d == [0, 10000, 0, 50000, 0], d)
+    iv = P.irq_intervals(irqs)
+    check("intervals", [(round(a, 6), round(b, 6), n) for a, b, n in iv[0]] ==
+          [(1.0005, 1.001004, "virtio2-req.0"), (1.00299, 1.00304, "vblk0")], iv)
+    check("handler at", P.handler_at(iv, 0, 1.0008) == "virtio2-req.0" and P.handler_at(iv, 0, 1.002) is None
+          and P.handler_at(iv, 1, 1.0008) is None)
+    moved, n = P.attribute_hardirq(s, d, iv)
+    check("moved", n == 2 and moved[1]["frames"] == ["[hardirq virtio2-req.0]"] and moved[1]["comm"] == "hardirq"
+          and moved[3]["frames"] == ["[hardirq vblk0]"] and not P.is_idle(moved[3]) and moved[0] is s[0],
+          (n, moved))
+    rec = {"period_ns": 1000000, "t0": 0.5, "t1": 1.5, "win_ios": 10, "win_iops": 10.0,
+           "guest_busy_s": 0.005, "irq_trace": True}
+    r = P.analyse(rec, s, 8, irqs)
+    check("analyse hardirq", r["moved"] == 2 and abs(r["hardirq_ipio_samples"] - 2 * 1e6 / 8 / 10) < 1e-6
+          and abs(r["hardirq_ipio_traced"] - (504000 + 50000) / 8 / 10) < 1e-3
+          and r["handlers"]["vblk0"][0] == 1, r)
+    check("analyse deferred", abs(r["deferred"] - 2 / 5) < 1e-9, r["deferred"])
+
+
 def test_tables():
     a = {"self": {"x": 2.0, "y": 1.0}, "incl": {"x": 3.0, "y": 1.0, "top": 3.0}, "k": 100.0}
     b = {"self": {"x": 1.0, "z": 4.0}, "incl": {"x": 5.0, "z": 4.0, "top": 5.0}, "k": 100.0}
@@ -211,6 +245,7 @@ def main():
     test_kallsyms()
     f = test_fold_weights(s)
     test_svg(f)
+    test_hardirq()
     test_tables()
     test_analyse(s)
     test_section()
