@@ -118,9 +118,10 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
                 samples.append(cur)
                 cur = None
             continue
-        if not ln[0].isspace():
+        if not ln.startswith("\t"):  # a header; frames start with a tab
             if cur is not None:
                 samples.append(cur)
+            ln = ln.lstrip()  # perf pads a tracepoint's comm
             m = IRQ_EVENT.match(ln)
             if m:
                 cur = None

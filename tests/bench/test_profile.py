@@ -151,7 +151,7 @@ def test_svg(f):
 
 def test_hardirq():
     txt = ["fio 9 [000] 1.000000: 1000000", "\t1 a ([kernel.kallsyms])", "",
-           "fio 9 [000] 1.000500: irq:irq_handler_entry: irq=25 name=virtio2-req.0",
+           "             fio 9 [000] 1.000500:     irq:irq_handler_entry: irq=25 name=virtio2-req.0",
            "fio 9 [000] 1.001004: irq:irq_handler_exit: irq=25 ret=handled",
            "fio 9 [000] 1.001010: 1000000", "\t2 b ([kernel.kallsyms])", "",
            "fio 9 [000] 1.002000: 1000000", "\t3 c ([kernel.kallsyms])", "",
