@@ -115,11 +115,13 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
         ln = ln.rstrip("\n")
         if not ln.strip():
             if cur is not None:
+                cur["frames"] = tidy_frames(cur["frames"])
                 samples.append(cur)
                 cur = None
             continue
         if not ln.startswith("\t"):  # a header; frames start with a tab
             if cur is not None:
+                cur["frames"] = tidy_frames(cur["frames"])
                 samples.append(cur)
             ln = ln.lstrip()  # perf pads a tracepoint's comm
             m = IRQ_EVENT.match(ln)
@@ -144,8 +146,24 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
                 name = ksyms.name(int(m.group("ip"), 16))
             cur["frames"].append(name or frame_name(sym, dso))
     if cur is not None:
+        cur["frames"] = tidy_frames(cur["frames"])
         samples.append(cur)
     return samples
+
+
+def tidy_frames(frames):
+    """User-space call chains of code built without frame pointers (fio,
+    libc) come out of perf as long runs of [unknown] or [object] frames
+    (garbage return addresses): drop [unknown] frames other than the leaf
+    and merge runs of one [object] into one frame."""
+    out = []
+    for i, fn in enumerate(frames):
+        if fn == "[unknown]" and i > 0:
+            continue
+        if fn.startswith("[") and out and out[-1] == fn:
+            continue
+        out.append(fn)
+    return out
 
 
 def is_idle(s):

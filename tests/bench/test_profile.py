@@ -70,6 +70,13 @@ def test_parse():
     return s
 
 
+def test_tidy():
+    check("tidy", P.tidy_frames(["a", "[unknown]", "[fio]", "[fio]", "[unknown]", "[fio]", "[libc.so.6]"])
+          == ["a", "[fio]", "[libc.so.6]"], P.tidy_frames(["a", "[unknown]", "[fio]", "[fio]", "[unknown]", "[fio]"]))
+    check("tidy leaf", P.tidy_frames(["[unknown]", "[unknown]"]) == ["[unknown]"])
+    check("tidy keeps repeats of functions", P.tidy_frames(["f", "f"]) == ["f", "f"])
+
+
 def test_names():
     check("module", P.frame_name("virtblk_done", "[virtio_blk]") == "virtblk_done [virtio_blk]")
     check("kernel", P.frame_name("memset_orig", "[kernel.kallsyms]") == "memset_orig")
@@ -242,6 +249,7 @@ def test_section():
 def main():
     s = test_parse()
     test_names()
+    test_tidy()
     test_kallsyms()
     f = test_fold_weights(s)
     test_svg(f)
