@@ -720,7 +720,8 @@ def profile_arm(prof, exp, job, arm, dev, k):
     runtime_s = int(120 + 4 * (prof["seconds"] + prof["warm"]))
     p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
     rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
-           "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt"}
+           "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt",
+           "irq_match": irq_names(dev)}
     perf, cfd, afd = None, None, None
     ctl, ack = os.path.join(WORK, name + ".ctl"), os.path.join(WORK, name + ".ack")
     try:

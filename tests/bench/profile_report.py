@@ -115,13 +115,13 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
         ln = ln.rstrip("\n")
         if not ln.strip():
             if cur is not None:
-                cur["frames"] = tidy_frames(cur["frames"])
+                finish_frames(cur)
                 samples.append(cur)
                 cur = None
             continue
         if not ln.startswith("\t"):  # a header; frames start with a tab
             if cur is not None:
-                cur["frames"] = tidy_frames(cur["frames"])
+                finish_frames(cur)
                 samples.append(cur)
             ln = ln.lstrip()  # perf pads a tracepoint's comm
             m = IRQ_EVENT.match(ln)
@@ -145,8 +145,9 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
             if ksyms is not None and is_kernel_dso(dso):
                 name = ksyms.name(int(m.group("ip"), 16))
             cur["frames"].append(name or frame_name(sym, dso))
+            cur.setdefault("kern", []).append(is_kernel_dso(dso))
     if cur is not None:
-        cur["frames"] = tidy_frames(cur["frames"])
+        finish_frames(cur)
         samples.append(cur)
     return samples
 
@@ -164,6 +165,21 @@ def tidy_frames(frames):
             continue
         out.append(fn)
     return out
+
+
+def finish_frames(sample):
+    """A sample's frames, tidied: the user-space callers of a system call
+    (frames below the outermost kernel frame) become one frame [user]:
+    without frame pointers in fio and libc they are garbage, and perf names
+    them differently from one process to the next (a missed map makes
+    libc's syscall [unknown]), which would show as differences between
+    the drivers."""
+    kern = sample.pop("kern", [])
+    fr = sample["frames"]
+    last = max((i for i, k in enumerate(kern) if k), default=None)
+    if last is not None and last < len(fr) - 1:
+        fr = fr[:last + 1] + ["[user]"]
+    sample["frames"] = tidy_frames(fr)
 
 
 def is_idle(s):
@@ -237,10 +253,12 @@ def handler_at(intervals, cpu, t):
     return None
 
 
-def attribute_hardirq(samples, delays, intervals):
+def attribute_hardirq(samples, delays, intervals, disk_irq=None):
     """Samples deferred past a grid point at which a traced handler ran
     become samples of that handler: process "hardirq", one frame
-    "[hardirq NAME]". Returns (samples, number moved)."""
+    "[hardirq NAME]", or "[hardirq: disk]" for the profiled disk's own
+    interrupt (named disk_irq), so that the two drivers' handlers compare.
+    Returns (samples, number moved)."""
     out, moved = [], 0
     for s, d in zip(samples, delays):
         name = handler_at(intervals, s["cpu"], s["time"] - d / 1e9) if d > DEFER_NS else None
@@ -248,8 +266,20 @@ def attribute_hardirq(samples, delays, intervals):
             out.append(s)
             continue
         moved += 1
-        out.append(dict(s, comm="hardirq", tid=-1, frames=["[hardirq %s]" % name]))
+        frame = "[hardirq: disk]" if name == disk_irq else "[hardirq %s]" % name
+        out.append(dict(s, comm="hardirq", tid=-1, frames=[frame]))
     return out, moved
+
+
+def disk_irq_name(handlers, match=None):
+    """The profiled disk's interrupt among the traced handlers ({name:
+    [calls, ns]}): the one guest_bench's irq_names matched (["exact",
+    name] or ["prefix", "virtio3-"]), else the one with the most time."""
+    if match and match[0] in ("exact", "prefix") and match[1]:
+        for name in sorted(handlers, key=lambda n: -handlers[n][1]):
+            if name == match[1] or (match[0] == "prefix" and name.startswith(match[1])):
+                return name
+    return max(handlers, key=lambda n: handlers[n][1]) if handlers else None
 
 
 def fold(weighted):
@@ -388,7 +418,14 @@ def analyse(rec, samples, ns_insn, irqs=()):
     win = in_window(samples, rec["t0"], rec["t1"])
     delays = grid_delays(win, period)
     ivs = irq_intervals([e for e in irqs if rec["t0"] <= e["time"] < rec["t1"]])
-    win, moved = attribute_hardirq(win, delays, ivs)
+    handlers = {}
+    for iv in ivs.values():
+        for a, b, name in iv:
+            h = handlers.setdefault(name, [0, 0.0])
+            h[0] += 1
+            h[1] += (b - a) * 1e9
+    disk_irq = disk_irq_name(handlers, rec.get("irq_match"))
+    win, moved = attribute_hardirq(win, delays, ivs, disk_irq)
     wt = weights(win, period)
     folded = fold(wt)
     ios = rec.get("win_ios") or 0
@@ -396,12 +433,6 @@ def analyse(rec, samples, ns_insn, irqs=()):
     busy_w = sum(w for _, w in wt)
     first = min((s["time"] for s in samples), default=None)
     deferred = sum(1 for s, d in zip(win, delays) if d > DEFER_NS and not is_idle(s))
-    handlers = {}
-    for iv in ivs.values():
-        for a, b, name in iv:
-            h = handlers.setdefault(name, [0, 0.0])
-            h[0] += 1
-            h[1] += (b - a) * 1e9
     res = {"folded": folded, "k": k, "ios": ios, "iops": rec.get("win_iops"),
            "win_s": rec["t1"] - rec["t0"], "n_window": len(win), "n_busy": len(wt),
            "n_idle": len(win) - len(wt), "busy_w": busy_w,
@@ -410,7 +441,7 @@ def analyse(rec, samples, ns_insn, irqs=()):
            "perf_late": first is not None and first > rec["t0"] + 2 * period / 1e9,
            "perf_share": sum(w for s, w in wt if comm_root(s["comm"]) == "perf") / busy_w if busy_w else 0,
            "deferred": deferred / len(wt) if wt else 0, "moved": moved,
-           "irq_traced": bool(rec.get("irq_trace")), "handlers": handlers,
+           "irq_traced": bool(rec.get("irq_trace")), "handlers": handlers, "disk_irq": disk_irq,
            "hardirq_w": sum(w for s, w in wt if s["comm"] == "hardirq")}
     res["self"], res["incl"] = self_incl(folded)
     if k:
@@ -616,7 +647,7 @@ def section(out, plan=None, n=20, summary=None):
             r = res.get((job, arm))
             if r and r["irq_traced"]:
                 for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: -x[1][1]):
-                    hrows.append([arm, "`%s`" % name, "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
+                    hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name == r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
                                   "%.0f" % (ns / ns_insn / r["ios"])])
         if hrows:
             R.append("#### Hard interrupt handlers, %s (traced)\n" % job)

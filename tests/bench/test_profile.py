@@ -64,7 +64,7 @@ def test_parse():
     check("parse header", s[0]["comm"] == "fio" and s[0]["tid"] == 232 and s[0]["cpu"] == 0
           and abs(s[0]["time"] - 10.0001) < 1e-9 and s[0]["period"] == 1000000, s[0])
     check("parse frames", s[0]["frames"] == ["vblk_queue_rq [vblk]", "blk_mq_dispatch_rq_list",
-                                             "io_submit", "[fio]"], s[0]["frames"])
+                                             "io_submit", "[user]"], s[0]["frames"])
     check("comm with dash", s[4]["comm"] == "kworker/0:1H-kb" and s[4]["tid"] == 40, s[4])
     check("idle", P.is_idle(s[1]) and not P.is_idle(s[2]) and not P.is_idle(s[0]))
     return s
@@ -100,7 +100,10 @@ def test_kallsyms():
            "\tffffffff81000101 [unknown] ([kernel.kallsyms])",
            "\t7f43ac4236b9 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", ""]
     s = P.parse_perf_script([t + "\n" for t in txt], k)
-    check("ksym in parse", s[0]["frames"] == ["vblk_queue_rq [vblk]", "memset_orig", "[libc.so.6]"], s[0]["frames"])
+    check("ksym in parse", s[0]["frames"] == ["vblk_queue_rq [vblk]", "memset_orig", "[user]"], s[0]["frames"])
+    u = P.parse_perf_script(["fio 1 [000] 1.000000: 1000000\n", "\t7f1 get_io_u (/usr/bin/fio)\n",
+                             "\t7f2 [unknown] (/usr/bin/fio)\n", "\t7f3 [unknown] ([unknown])\n", "\n"], k)
+    check("user-only stack kept", u[0]["frames"] == ["get_io_u", "[fio]"], u[0]["frames"])
 
 
 def test_fold_weights(s):
@@ -113,8 +116,8 @@ def test_fold_weights(s):
     check("weights", by[(0, 10.0001)] == 1.0 and by[(0, 10.0011)] == 0.5 and by[(1, 10.0013)] == 0.5
           and by[(0, 10.0021)] == 1.0, by)
     f = P.fold(wt)
-    check("fold keys", f.get("fio;[fio];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk]") == 1.0
-          and f.get("fio;[fio];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk];memset_orig") == 0.5
+    check("fold keys", f.get("fio;[user];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk]") == 1.0
+          and f.get("fio;[user];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk];memset_orig") == 0.5
           and f.get("swapper;do_idle;pv_native_safe_halt;__handle_irq_event_percpu;vblk_irq [vblk]") == 0.5
           and f.get("kworker;blk_mq_run_work_fn") == 1.0, f)
     self_w, incl = P.self_incl(f)
@@ -188,6 +191,13 @@ def test_hardirq():
           and abs(r["hardirq_ipio_traced"] - (504000 + 50000) / 8 / 10) < 1e-3
           and r["handlers"]["vblk0"][0] == 1, r)
     check("analyse deferred", abs(r["deferred"] - 2 / 5) < 1e-9, r["deferred"])
+    check("disk irq by time", r["disk_irq"] == "virtio2-req.0" and
+          r["folded"].get("hardirq;[hardirq: disk]") == 1.0 and r["folded"].get("hardirq;[hardirq vblk0]") == 1.0,
+          (r["disk_irq"], r["folded"]))
+    h = {"virtio2-req.0": [5, 100.0], "virtio3-req.0": [1, 10.0], "0000:00:0c.0": [2, 50.0]}
+    check("disk irq prefix", P.disk_irq_name(h, ["prefix", "virtio3-"]) == "virtio3-req.0")
+    check("disk irq exact", P.disk_irq_name(h, ["exact", "0000:00:0c.0"]) == "0000:00:0c.0")
+    check("disk irq none", P.disk_irq_name(h, ["none", None]) == "virtio2-req.0" and P.disk_irq_name({}) is None)
 
 
 def test_tables():
