@@ -38,6 +38,7 @@ HEADER = re.compile(r"^(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<tim
                     r"\s+(?P<period>\d+)")
 IRQ_EVENT = re.compile(r"^(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<time>\d+\.\d+):\s+"
                        r"irq:irq_handler_(?P<kind>entry|exit):\s+irq=(?P<irq>\d+)(?:\s+name=(?P<name>\S+))?")
+KERNEL_BASE = 0xffff800000000000  # x86-64: kernel addresses are above
 FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)(?:\s+\((?P<dso>[^()]*)\))?\s*$")
 # The idle loop's leaves (the idle task's own halt; its interrupts count).
 IDLE = re.compile(r"(safe_halt|default_idle|mwait_idle|poll_idle|acpi_idle|intel_idle|"
@@ -145,7 +146,7 @@ def parse_perf_script(lines, ksyms=None, irqs=None):
             if ksyms is not None and is_kernel_dso(dso):
                 name = ksyms.name(int(m.group("ip"), 16))
             cur["frames"].append(name or frame_name(sym, dso))
-            cur.setdefault("kern", []).append(is_kernel_dso(dso))
+            cur.setdefault("kern", []).append(int(m.group("ip"), 16) >= KERNEL_BASE)
     if cur is not None:
         finish_frames(cur)
         samples.append(cur)
@@ -168,17 +169,16 @@ def tidy_frames(frames):
 
 
 def finish_frames(sample):
-    """A sample's frames, tidied: the user-space callers of a system call
-    (frames below the outermost kernel frame) become one frame [user]:
-    without frame pointers in fio and libc they are garbage, and perf names
-    them differently from one process to the next (a missed map makes
-    libc's syscall [unknown]), which would show as differences between
-    the drivers."""
+    """A sample's frames, tidied, with all of user space as one frame
+    [user] (the caller of the system call, or the leaf of a sample taken
+    in user space): fio and libc have no frame pointers, so perf's chains
+    there are garbage, and perf names their code differently from one fio
+    process to the next (a missed map makes libc's syscall [unknown]),
+    which would show as differences between the drivers."""
     kern = sample.pop("kern", [])
-    fr = sample["frames"]
-    last = max((i for i, k in enumerate(kern) if k), default=None)
-    if last is not None and last < len(fr) - 1:
-        fr = fr[:last + 1] + ["[user]"]
+    fr = [f for f, k in zip(sample["frames"], kern) if k]
+    if len(fr) < len(sample["frames"]):
+        fr.append("[user]")
     sample["frames"] = tidy_frames(fr)
 
 
@@ -528,8 +528,9 @@ def section(out, plan=None, n=20, summary=None):
     R = ["## Profile: instructions per I/O by function\n"]
     R.append(
         "`scripts/bench --profile`: after the experiments, each driver's disk of drv ran the job alone "
-        "(fio, %s s after %s s of settling) under `perf record -a -g -e cpu-clock -c %s` (a sample every "
-        "%s ns of each CPU's clock, with its call chain). %s Per function, **instructions per I/O = "
+        "(fio, %s s after %s s of settling) under `perf record -a -g -e cpu-clock/period=%s/` (a sample "
+        "every %s ns of each CPU's clock, with its call chain; user space, whose chains perf cannot "
+        "walk in fio, is one frame `[user]`). %s Per function, **instructions per I/O = "
         "(sum of its sample weights) x period / %s ns / I/Os**: a sample's weight is 1, or 1/2 when both "
         "vCPUs had a busy sample in the same period-long slot (the vCPUs take turns, and the clock "
         "counts the instructions of the one running); I/Os are the disk's completions "

@@ -103,7 +103,7 @@ def test_kallsyms():
     check("ksym in parse", s[0]["frames"] == ["vblk_queue_rq [vblk]", "memset_orig", "[user]"], s[0]["frames"])
     u = P.parse_perf_script(["fio 1 [000] 1.000000: 1000000\n", "\t7f1 get_io_u (/usr/bin/fio)\n",
                              "\t7f2 [unknown] (/usr/bin/fio)\n", "\t7f3 [unknown] ([unknown])\n", "\n"], k)
-    check("user-only stack kept", u[0]["frames"] == ["get_io_u", "[fio]"], u[0]["frames"])
+    check("user-only stack", u[0]["frames"] == ["[user]"], u[0]["frames"])
 
 
 def test_fold_weights(s):
@@ -236,7 +236,8 @@ def test_section():
             name = "j.%s.perf.txt" % arm
             with open(os.path.join(d, "profile", name), "w") as f:
                 for i in range(4 if arm == "vblk" else 5):
-                    f.write("fio 9 [000] %.6f: 1000000\n\t1 %s (%s)\n\t2 io_submit ([kernel.kallsyms])\n\n" % (
+                    f.write("fio 9 [000] %.6f: 1000000\n\tffffffffc0000001 %s (%s)\n"
+                            "\tffffffff81000002 io_submit ([kernel.kallsyms])\n\n" % (
                         10 + i * 0.001, fn.split()[0], fn.split()[1][1:-1] and "[%s]" % fn.split()[1][1:-1]))
             recs.append({"exp": "drv", "job": "j", "arm": arm, "period_ns": 1000000, "t0": 9.0, "t1": 11.0,
                          "win_ios": 100, "win_iops": 50.0, "guest_busy_s": 0.005, "file": name})
