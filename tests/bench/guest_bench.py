@@ -744,6 +744,9 @@ def profile_arm(prof, exp, job, arm, dev, k):
                 cfd, afd = perf_control_open(perf, ctl, ack)
                 break
             except RuntimeError as e:
+                if perf.poll() is None:
+                    perf.kill()
+                    perf.wait()
                 if not irq:
                     raise
                 log("profile: perf record with irq tracepoints failed (%s); without them" % e)
