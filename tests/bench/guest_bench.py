@@ -12,7 +12,9 @@ At each snapshot it appends a marker line to OUT/markers; the host side
 (tests/bench/host_sampler.py) reads the QEMU process' CPU time when it sees
 the marker. Results: OUT/runs.jsonl (one JSON object per run), OUT/fio/*.json
 (raw fio output), OUT/guest-info.json, and one progress line per run on
-stdout.
+stdout. With a "profile" in the plan (scripts/bench --profile), a profile
+phase follows the experiments: OUT/profile.jsonl and OUT/profile/ (see
+run_profile).
 """
 import errno
 import json
@@ -802,7 +804,7 @@ def profile_arm(prof, exp, job, arm, dev, k):
 def run_profile(prof, plan, info):
     """The profile phase: for each job, each profiled arm of the experiment
     (virtio_blk and vblk of drv) alone under perf; records in
-    OUT/profile.jsonl for tests/bench/profile.py."""
+    OUT/profile.jsonl for tests/bench/profile_report.py."""
     exp = next((e for e in plan["experiments"] if e["name"] == prof["exp"]), None)
     if exp is None:
         log("profile: no experiment %s in the plan" % prof["exp"])
@@ -814,7 +816,8 @@ def run_profile(prof, plan, info):
     info["perf"] = sh("perf --version", check=False).strip()
     arms = [a for a in exp["arms"] if a["label"] in prof["arms"]]
     # The kernel's and the modules' text symbols of this boot: the host
-    # side names the addresses that perf script left [unknown] from them.
+    # side names kernel frames from them (with their module: perf script
+    # --kallsyms calls module code [kernel.kallsyms]).
     os.makedirs(os.path.join(OUT, "profile"), exist_ok=True)
     with open(os.path.join(OUT, "profile", "kallsyms"), "w") as f:
         f.writelines(ln for ln in rd("/proc/kallsyms").splitlines(True)
