@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """vblk benchmark, profile mode (scripts/bench --profile): instructions per
 I/O by function, per driver, from the guest's `perf record -a -g -e
-cpu-clock` (tests/bench/guest_bench.py, run_profile).
+cpu-clock` and its irq_handler_entry/exit events (tests/bench/guest_bench.py,
+run_profile).
 
     profile_report.py OUT   print the report section, write OUT/profile/*.svg
-                        and OUT/profile/*.folded
+                            and OUT/profile/*.folded
 
 Under icount the guest's clock advances 2^shift ns (8 ns) per guest
 instruction, so a cpu-clock sample every P ns of a CPU's clock is a sample
@@ -21,7 +22,10 @@ idle, as in a numjobs-1 job). Then
 with the I/Os the disk completed in the same window (/sys/block/X/stat).
 Self: samples where f is the leaf (the function that ran); inclusive:
 samples where f is anywhere on the stack (it or what it called).
-Samples of the idle task in the idle loop are left out.
+Samples of the idle task in the idle loop are left out. Samples the timer
+took late because interrupts were off are found from each CPU's timer grid
+and, if a traced hard interrupt handler ran then, moved to it (see
+"hard interrupts" below).
 
 report.py calls section(); the functions here are small and pure so that
 tests/bench/test_profile.py can check them.
@@ -287,7 +291,7 @@ def fold(weighted):
     the process name (comm_root)."""
     f = {}
     for s, w in weighted:
-        key = ";".join([comm_root(s["comm"])] + list(reversed(s["frames"])) or ["?"])
+        key = ";".join([comm_root(s["comm"])] + list(reversed(s["frames"])))
         f[key] = f.get(key, 0.0) + w
     return f
 
