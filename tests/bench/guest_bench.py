@@ -801,7 +801,7 @@ def profile_arm(prof, exp, job, arm, dev, k):
     return rec
 
 
-def run_profile(prof, plan, info):
+def run_profile(prof, plan, info, jsonl="profile.jsonl"):
     """The profile phase: for each job, each profiled arm of the experiment
     (virtio_blk and vblk of drv) alone under perf; records in
     OUT/profile.jsonl for tests/bench/profile_report.py."""
@@ -822,7 +822,7 @@ def run_profile(prof, plan, info):
     with open(os.path.join(OUT, "profile", "kallsyms"), "w") as f:
         f.writelines(ln for ln in rd("/proc/kallsyms").splitlines(True)
                      if ln[17:18] in ("t", "T", "w", "W"))
-    out = open(os.path.join(OUT, "profile.jsonl"), "a")
+    out = open(os.path.join(OUT, jsonl), "a")
     for job in prof["jobs"]:
         for k, arm in enumerate(arms):
             dev = resolve_arm(arm)
@@ -967,6 +967,13 @@ def main():
             wr(os.path.join(PARAMS, k), v)
     if plan.get("profile"):
         run_profile(plan["profile"], plan, info)
+    # --contention: the notify arms under perf (lockprof.jsonl, read by
+    # tests/bench/lockprof.py), then the run-time defaults again.
+    if plan.get("lockprof"):
+        run_profile(plan["lockprof"], plan, info, jsonl="lockprof.jsonl")
+        exp = next((e for e in plan["experiments"] if e["name"] == plan["lockprof"]["exp"]), {})
+        for k, v in exp.get("restore", {}).items():
+            wr(os.path.join(PARAMS, k), v)
     with open(os.path.join(OUT, "guest-info.json"), "w") as f:
         json.dump(info, f, indent=1)
     log("guest: done in %.0f s" % (time.monotonic() - t_all))

@@ -118,9 +118,78 @@ PROFILE = {"exp": "drv", "arms": ["virtio_blk", "vblk"], "jobs": ["rr4k-qd64-nj1
            "seconds": 8.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": True}
 
 
+# --contention: one boot in real time (multi-threaded TCG, one host thread
+# per vCPU) with 4 vCPUs, where the seeds' techniques have something to win:
+# under icount the vCPUs take turns in one host thread, nobody ever waits
+# for a lock or a vector, and notify and softirq read 1.00. Four jobs share
+# one virtqueue (QEMU num-queues=1: seed 000) or four queues share one
+# vector (vectors=2: the config vector and one for all queues, seed 004).
+# One real-time slice varies ~15 %: 60 rounds put the ratio's 2 sigma near
+# 2 x sqrt(2) x 1.25 x 15 % / sqrt(60) = 7 % and the A/A spread under 5 %.
+CONTENTION = {"cpus": 4, "reps": 60}
+
+# --contention's perf phase: each notify arm alone under `perf record -a -g
+# -e cpu-clock` (real time: a sample is 1 ms of a vCPU's clock), for the
+# time spent spinning on the queue lock (native_queued_spin_lock_slowpath)
+# and ringing the doorbell (vp_notify / iowrite16), per I/O.
+LOCKPROF = {"exp": "notify-rt", "arms": ["in-lock", "outside"], "jobs": ["rr4k-qd64-nj4"],
+            "seconds": 6.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": False}
+
+
+def contention_experiments():
+    E = []
+    E.append({
+        "name": "notify-rt",
+        "title": "seed 000 in real time: doorbell outside (notify_in_lock=0) vs inside (=1) the lock, "
+                 "4 jobs on 4 vCPUs sharing one virtqueue (QEMU num-queues=1)",
+        "disks": ["%s,serial=nr,props=num-queues=1" % NULL],
+        "setup": [bind_with("nr", num_queues=1)],
+        "arms": [{"label": "in-lock", "serial": "nr", "set": {"notify_in_lock": 1}, "role": "base"},
+                 {"label": "in-lock#2", "serial": "nr", "set": {"notify_in_lock": 1}, "role": "control"},
+                 {"label": "outside", "serial": "nr", "set": {"notify_in_lock": 0}, "role": "test"}],
+        "restore": {"notify_in_lock": DEFAULTS_RUNTIME["notify_in_lock"]},
+        "jobs": [job("rr4k-qd64-nj4")],
+        "targets": {"rr4k-qd64-nj4": 1.20},
+    })
+    E.append({
+        "name": "softirq-rt",
+        "title": "seed 004 in real time: complete=softirq vs hardirq, 4 queues on one vector "
+                 "(num-queues=4, vectors=2), 4 jobs on 4 vCPUs",
+        "disks": ["%s,serial=%s,props=num-queues=4,props=vectors=2" % (NULL, s)
+                  for s in ("r1h", "r1h2", "r1s")],
+        "setup": [bind_with("r1h", complete="hardirq"), bind_with("r1h2", complete="hardirq"),
+                  bind_with("r1s", complete="softirq")],
+        "arms": [{"label": "hardirq", "serial": "r1h", "role": "base"},
+                 {"label": "hardirq#2", "serial": "r1h2", "role": "control"},
+                 {"label": "softirq", "serial": "r1s", "role": "test"}],
+        "jobs": [job("rr4k-qd32-nj4")],
+        "targets": {"*": 1.10},
+    })
+    # hostpoll in real time: the doorbells it saves and what that does to
+    # QD1 latency (the p50 / p99 columns of the report's tables).
+    E.append({
+        "name": "hostpoll-rt",
+        "title": "seed 003 in real time: host polling (poll-max-ns=1000000) vs none (poll-max-ns=0)",
+        "disks": ["%s,serial=%s,props=iothread=%s" % (NULL, s, t)
+                  for s, t in (("rp0", "rio0"), ("rp0b", "rio0b"), ("rp1", "rio1"))],
+        "qemu": ["-object iothread,id=rio0,poll-max-ns=0", "-object iothread,id=rio0b,poll-max-ns=0",
+                 "-object iothread,id=rio1,poll-max-ns=1000000"],
+        "setup": [bind_with("rp0"), bind_with("rp0b"), bind_with("rp1")],
+        "arms": [{"label": "no poll", "serial": "rp0", "role": "base"},
+                 {"label": "no poll#2", "serial": "rp0b", "role": "control"},
+                 {"label": "host poll", "serial": "rp1", "role": "test"}],
+        "jobs": [job("rr4k-qd1"), job("rr4k-qd64-nj1")],
+        "targets": {},
+        "doorbell_target": 1 / 6,
+    })
+    return E
+
+
 def experiments(mode):
     """Experiments in run order. Each: disks it needs (vm-run specs), QEMU
     options, setup actions, arms (base, control, test), jobs, targets."""
+    if mode == "contention":
+        return contention_experiments()
     quick = mode in ("quick", "headline")
     E = []
 
@@ -295,7 +364,7 @@ def experiments(mode):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["quick", "headline", "full"], default="quick")
+    ap.add_argument("--mode", choices=["quick", "headline", "full", "contention"], default="quick")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--window", type=float)
     ap.add_argument("--ramp", type=float, default=0.5)
@@ -316,6 +385,9 @@ def main():
     # groups (the older protocol): one fio group per run, 0.5 s ramp, runs
     # of window + 0.9 s; its start-up costs ~1.2 s per run.
     slices = a.protocol == "slices"
+    if a.mode == "contention":
+        a.clock = "real"
+        a.reps = a.reps or CONTENTION["reps"]
     # icount slices vary ~1 % instead of ~15 %: in two full boots
     # (2026-12-03) the A/A spread was under 3 % in 37 of 38 cells (8.3 % in
     # one 64k io_uring cell), and 30 / 20 rounds fit the 8 / 30 min budgets.
@@ -376,7 +448,11 @@ def main():
             "reps": reps, "window": window, "ramp": a.ramp, "protocol": a.protocol,
             "clock": a.clock, "icount": ICOUNT if a.clock == "icount" else None,
             "memory": MEMORY, "real_boot": real_boot,
-            "settle": 0.1}
+            "settle": 0.1, "cpus": CONTENTION["cpus"] if a.mode == "contention" else 2}
+    if a.mode == "contention" and (not a.only or "notify-rt" in a.only.split(",")):
+        lp = dict(LOCKPROF)
+        lp["jobs"] = [job(j) for j in LOCKPROF["jobs"]]
+        plan["lockprof"] = lp
     if a.profile:
         prof = dict(PROFILE)
         prof["jobs"] = [job(j) for j in PROFILE["jobs"]]
