@@ -202,6 +202,13 @@ def verdict(r, aa, higher, sig=None):
     return "win" if good else "loss"
 
 
+def band(r, sig):
+    """The 2-sigma band of a ratio of medians: r (1 -/+ NSIGMA sig), as text."""
+    if r is None or sig is None:
+        return "-"
+    return "%.3f-%.3f" % (r * (1 - NSIGMA * sig), r * (1 + NSIGMA * sig))
+
+
 def rs(r):
     return "-" if r is None else "%.3f" % r
 
@@ -639,14 +646,14 @@ def main():
 
     R.append("## Summary\n")
     hdr = ["experiment", "job", "test / base", "base IOPS", "test IOPS", "ratio", "A/A spread",
-           "2 sigma", "per-round ratio (A/A)", "verdict",
+           "2 sigma", "2-sigma band", "per-round ratio (A/A)", "verdict",
            "target", "target status", "IOPS/busy CPU-s ratio (A/A)", "host CPU/IO ratio (A/A)",
            "p99 ratio (A/A)"]
     trs = []
     for r in rows:
         trs.append([r["exp"], r["job"], "%s / %s" % (r["test"], r["base"]), fmt("iops", r["base_iops"]),
                     fmt("iops", r["test_iops"]), rs(r["r"]), spread_s(r["aa"]),
-                    "-" if r["sig"] is None else "%.1f%%" % (NSIGMA * r["sig"] * 100),
+                    "-" if r["sig"] is None else "%.1f%%" % (NSIGMA * r["sig"] * 100), band(r["r"], r["sig"]),
                     "%s (%s)" % (rs(r["pr"]), spread_s(r["pa"])), r["v"],
                     ">= %.2f" % r["tgt"] if r["tgt"] else "", r["ts"],
                     "%s (%s) %s" % (rs(r["rc"]), spread_s(r["aac"]), r["vc"]),
