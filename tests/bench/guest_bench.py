@@ -873,6 +873,11 @@ def do_setup(actions):
             log("setup: null_blk %s" % rd("/sys/block/nullb0/queue/nr_requests").strip())
         elif kind == "sh":
             log("setup: %s" % sh(a["cmd"]).strip())
+        elif kind == "scheduler":
+            dev = disk_by_serial(a["serial"])
+            path = "/sys/block/%s/queue/scheduler" % dev
+            wr(path, a["scheduler"])
+            log("setup: %s (serial %s) scheduler %s" % (dev, a["serial"], rd(path).strip()))
 
 
 THP = "/sys/kernel/mm/transparent_hugepage/enabled"

@@ -42,7 +42,7 @@ def main():
 
     p, vm = plan("--mode", "contention")
     names = [e["name"] for e in p["experiments"]]
-    check("contention experiments", names == ["notify-rt", "softirq-rt", "hostpoll-rt"], names)
+    check("contention experiments", names == ["notify-rt", "notify-rt-dl", "softirq-rt", "hostpoll-rt"], names)
     check("real time, 4 vCPUs", p["clock"] == "real" and p["cpus"] == 4 and p["icount"] is None, p)
     check("60 rounds", p["reps"] == 60 and all(e["reps"] == 60 for e in p["experiments"]))
     check("no icount option", not any("icount" in a for a in vm), vm)
@@ -51,11 +51,14 @@ def main():
     e = p["experiments"][0]
     check("notify arms", [(a["role"], a["set"]["notify_in_lock"]) for a in e["arms"]]
           == [("base", 1), ("control", 1), ("test", 0)], e["arms"])
+    check("notify-rt: scheduler none", e["setup"][1] == {"do": "scheduler", "serial": "nr",
+                                                         "scheduler": "none"}, e["setup"])
+    check("notify-rt-dl: default scheduler", len(p["experiments"][1]["setup"]) == 1)
     check("notify target", e["targets"] == {"rr4k-qd64-nj4": 1.20})
-    check("softirq target", p["experiments"][1]["targets"] == {"*": 1.10})
+    check("softirq target", p["experiments"][2]["targets"] == {"*": 1.10})
     check("hostpoll QD1 and doorbell target",
-          [j["name"] for j in p["experiments"][2]["jobs"]] == ["rr4k-qd1", "rr4k-qd64-nj1"]
-          and abs(p["experiments"][2]["doorbell_target"] - 1 / 6) < 1e-12)
+          [j["name"] for j in p["experiments"][3]["jobs"]] == ["rr4k-qd1", "rr4k-qd64-nj1"]
+          and abs(p["experiments"][3]["doorbell_target"] - 1 / 6) < 1e-12)
     check("lockprof on the notify arms", p["lockprof"]["exp"] == "notify-rt"
           and p["lockprof"]["arms"] == ["in-lock", "outside"], p.get("lockprof"))
     p2, _ = plan("--mode", "contention", "--only", "softirq-rt", "--reps", "10")
