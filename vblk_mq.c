@@ -97,30 +97,49 @@ static struct scatterlist *vblk_rq_sg(struct vblk_queue *q,
 
 /*
  * A table of need entries: the tag's own when it is big enough, else a run
- * of the queue's pool. With none free the request waits for one: the runs
- * in use belong to requests of this queue, and the completion of any of
- * them runs the queue again (BLK_STS_DEV_RESOURCE).
+ * of the queue's pool. With none free the request waits for one with the
+ * queue stopped, as on a full ring: the runs in use belong to requests of
+ * this queue, and each one given back starts the queue again. blk-mq's own
+ * restart on completion cannot be relied on, as batched completions
+ * (blk_mq_end_request_batch) do not make it.
+ *
+ * The queue is stopped before the pool is looked at again, and a run is
+ * given back before the stopped bit is looked at (full barriers on both
+ * sides): either this second look finds the run, or the one who gave it
+ * back finds the queue stopped and starts it.
  */
 static blk_status_t vblk_take_table(struct vblk_queue *q, struct vblk_req *vr,
 				    unsigned int need)
 {
-	unsigned int at;
+	unsigned int at, n;
 
 	vr->pool_n = 0;
 	if (need <= VBLK_INLINE_DESCS)
 		return BLK_STS_OK;
-	vr->pool_n = vblk_pool_get(&q->pool, need, &at);
-	if (!vr->pool_n)
-		return BLK_STS_DEV_RESOURCE;
+	n = vblk_pool_get(&q->pool, need, &at);
+	if (!n) {
+		blk_mq_stop_hw_queue(q->hctx);
+		smp_mb__after_atomic();
+		n = vblk_pool_get(&q->pool, need, &at);
+		if (!n) {
+			vblk_pool_count_wait(&q->pool);
+			return BLK_STS_DEV_RESOURCE;
+		}
+		blk_mq_start_stopped_hw_queue(q->hctx, true);
+	}
+	vr->pool_n = n;
 	vr->pool_at = at;
 	return BLK_STS_OK;
 }
 
 static void vblk_give_table(struct vblk_queue *q, struct vblk_req *vr)
 {
-	if (vr->pool_n)
-		vblk_pool_put(&q->pool, vr->pool_at, vr->pool_n);
+	if (!vr->pool_n)
+		return;
+	vblk_pool_put(&q->pool, vr->pool_at, vr->pool_n);
 	vr->pool_n = 0;
+	vblk_mb();	/* the run is back before we look at the queue */
+	blk_mq_start_stopped_hw_queue(q->hctx, true);
 }
 
 static dma_addr_t vblk_status_addr(struct vblk_queue *q, struct request *rq)

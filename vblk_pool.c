@@ -14,8 +14,8 @@
  * taking and giving back a run allocates nothing. The pool always holds at
  * least one run of the largest size a request can need, so a request that
  * finds no room now finds it once the runs in use come back: they belong
- * to requests of the same hardware queue, and blk-mq runs the queue again
- * when one of them completes (BLK_STS_DEV_RESOURCE).
+ * to requests of the same hardware queue, which vblk_mq.c stops while a
+ * request waits and starts again when a run comes back.
  *
  * Locking: pool->lock (interrupts off: runs come back from completions in
  * hard-irq context) protects the map and the waits counter. A run belongs
@@ -82,7 +82,6 @@ unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 	spin_lock_irqsave(&pool->lock, flags);
 	start = bitmap_find_next_zero_area(pool->map, pool->blocks, 0, nr, 0);
 	if (start >= pool->blocks) {
-		pool->waits++;
 		spin_unlock_irqrestore(&pool->lock, flags);
 		return 0;
 	}
@@ -126,6 +125,16 @@ unsigned int vblk_pool_in_use(struct vblk_pool *pool)
 	n = bitmap_weight(pool->map, pool->blocks);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	return n * VBLK_POOL_BLOCK;
+}
+
+/* A request found no run free and waits for one. */
+void vblk_pool_count_wait(struct vblk_pool *pool)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	pool->waits++;
+	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
 /* Requests that found no run free (and waited for one), since bind. */

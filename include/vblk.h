@@ -388,6 +388,7 @@ void vblk_pool_put(struct vblk_pool *pool, unsigned int at,
 struct vblk_desc *vblk_pool_tbl(struct vblk_pool *pool, unsigned int at,
 				dma_addr_t *addr);
 struct scatterlist *vblk_pool_sg(struct vblk_pool *pool, unsigned int at);
+void vblk_pool_count_wait(struct vblk_pool *pool);
 u64 vblk_pool_waits(struct vblk_pool *pool);
 unsigned int vblk_pool_in_use(struct vblk_pool *pool);
 void vblk_pool_reset_waits(struct vblk_pool *pool);
