@@ -14,7 +14,10 @@
 #   make unit             host unit tests and fuzz smoke of the ring
 #   make check            setup + unit + lint + build + guest suite on every lab kernel
 #   make check KERNELS=6.12   the same on a subset (quick iteration)
-#   make bench / demo     the benchmark (full / quick)
+#   make bench / demo     the benchmark (full / quick) on 6.12
+#   make bench KERNELS=6.1,6.12,7.3 [BENCH_MODE=headline]   one boot per kernel,
+#                         then one table across kernels (DIR-matrix.md)
+#   make bench BENCH_MODE=memory   memory per bound disk for each driver
 # Paths below are the checkout's, wherever make was started from (make -C,
 # make -f).
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -69,9 +72,19 @@ guest:
 
 # Both provision the lab first (idempotent, seconds when it is in place), as
 # the quick start promises: on a new machine `make demo` is the first command.
+# make bench runs on 6.12 unless KERNELS is given on the command line (commas
+# or spaces); BENCH_MODE is full, headline, quick or memory.
+comma := ,
+space := $(subst ,, )
+BENCH_MODE ?= full
+BENCH_KERNELS := 6.12
+ifeq ($(origin KERNELS),command line)
+BENCH_KERNELS := $(subst $(space),$(comma),$(strip $(subst $(comma), ,$(KERNELS))))
+endif
+
 bench:
 	$(TOP)/scripts/setup
-	$(TOP)/scripts/bench --full
+	$(TOP)/scripts/bench --$(BENCH_MODE) --kernel $(BENCH_KERNELS)
 
 demo:
 	$(TOP)/scripts/setup

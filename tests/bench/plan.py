@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """vblk benchmark: the plan (which disks, which experiments, which fio jobs).
 
-    plan.py --mode quick|full [--protocol slices|groups] [--clock real|icount]
+    plan.py --mode quick|headline|full [--protocol slices|groups] [--clock real|icount]
             [--reps N] [--window S]
             [--only EXP,...] OUT
 
@@ -97,14 +97,23 @@ def bind_with(serial, **over):
     return vblk_bind(serial, **p)
 
 
+# The headline cells: what a kernel matrix (scripts/bench --kernel A,B,C,
+# tests/bench/matrix.py) puts in its one table, and all that --headline
+# measures: drv's 4k randread QD64 at numjobs 1 and 2, randwrite, QD1.
+HEADLINE = [("drv", "rr4k-qd64-nj1"), ("drv", "rr4k-qd64-nj2"),
+            ("drv", "rw4k-qd64-nj2"), ("drv", "rr4k-qd1")]
+
+
 def experiments(mode):
     """Experiments in run order. Each: disks it needs (vm-run specs), QEMU
     options, setup actions, arms (base, control, test), jobs, targets."""
-    quick = mode == "quick"
+    quick = mode in ("quick", "headline")
     E = []
 
     drv_jobs = ["rr4k-qd64-nj1", "rr4k-qd64-nj2"]
-    if not quick:
+    if mode == "headline":
+        drv_jobs = [j for e, j in HEADLINE if e == "drv"]
+    elif not quick:
         drv_jobs += ["rr4k-qd64-nj4", "rr64k-uring-qd32-nj4", "rw4k-qd64-nj2", "rr4k-qd1"]
     E.append({
         "name": "drv",
@@ -272,7 +281,7 @@ def experiments(mode):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["quick", "full"], default="quick")
+    ap.add_argument("--mode", choices=["quick", "headline", "full"], default="quick")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--window", type=float)
     ap.add_argument("--ramp", type=float, default=0.5)
@@ -297,10 +306,11 @@ def main():
     # one 64k io_uring cell), and 30 / 20 rounds fit the 8 / 30 min budgets.
     if slices:
         quick_reps, full_reps = (30, 20) if a.clock == "icount" else (40, 26)
-        reps = a.reps or (quick_reps if a.mode == "quick" else full_reps)
+        # headline: four jobs in CI-sized time (a few minutes per kernel).
+        reps = a.reps or {"quick": quick_reps, "headline": quick_reps // 2}.get(a.mode, full_reps)
         window = a.window or 0.6
     else:
-        reps = a.reps or (16 if a.mode == "quick" else 7)
+        reps = a.reps or (7 if a.mode == "full" else 16)
         window = a.window or 1.5
     exps = experiments(a.mode)
     if a.only:

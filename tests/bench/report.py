@@ -4,7 +4,8 @@
     report.py OUT
 
 Reads OUT/plan.json, OUT/runs.jsonl (guest), OUT/host-markers.jsonl (host
-sampler) and OUT/meta; writes OUT/report.md, OUT/summary.txt, OUT/runs.csv,
+sampler) and OUT/meta; writes OUT/report.md, OUT/summary.txt (and its rows as
+OUT/summary.json, for tests/bench/matrix.py), OUT/runs.csv,
 the gnuplot data and scripts in OUT/plots/ and the PNGs next to them; prints
 the summary (one screen) on stdout.
 
@@ -579,6 +580,13 @@ def main():
     summ = terminal_summary(meta, rows, cells)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(summ + "\n")
+    # The same rows for tests/bench/matrix.py (one table across kernels).
+    keep = ("exp", "job", "base", "test", "n", "base_iops", "test_iops", "sig", "r", "aa",
+            "pr", "pa", "v", "tgt", "ts", "errors")
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"kernel": meta.get("kernel"), "git": meta.get("git"), "mode": plan["mode"],
+                   "started": meta.get("started"), "clock": plan.get("clock"),
+                   "rows": [{k: r.get(k) for k in keep} for r in rows]}, f, indent=1)
     pngs = plots(out, cells)
 
     R = []
