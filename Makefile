@@ -11,7 +11,8 @@
 #                         (UDEV_DIR, default /etc/udev/rules.d)
 #   (the plain kbuild command works too: make -C KDIR M=$PWD [modules_install])
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
-#   make unit             host unit tests and fuzz smoke of the ring
+#   make unit             host unit tests and fuzz smoke of the ring, and the
+#                         bench's host-side python (tests/bench/test_*.py)
 #   make check            setup + unit + lint + build + guest suite on every lab kernel
 #   make check KERNELS=6.12   the same on a subset (quick iteration)
 #   make bench / demo     the benchmark (full / quick) on 6.12
@@ -60,6 +61,7 @@ lint:
 
 unit:
 	$(MAKE) -C $(TOP)/tests/unit run
+	set -e; for t in $(TOP)/tests/bench/test_*.py; do python3 "$$t"; done
 
 setup:
 	$(TOP)/scripts/setup

@@ -12,12 +12,16 @@ At each snapshot it appends a marker line to OUT/markers; the host side
 (tests/bench/host_sampler.py) reads the QEMU process' CPU time when it sees
 the marker. Results: OUT/runs.jsonl (one JSON object per run), OUT/fio/*.json
 (raw fio output), OUT/guest-info.json, and one progress line per run on
-stdout.
+stdout. With a "profile" in the plan (scripts/bench --profile), a profile
+phase follows the experiments: OUT/profile.jsonl and OUT/profile/ (see
+run_profile).
 """
+import errno
 import json
 import shutil
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -649,6 +653,197 @@ def progress(n, total, rec):
            f("doorbells_per_io", "%.2f"), tag))
 
 
+# ---- profile: where the instructions go, per driver ---------------------------
+
+def perf_control_open(perf, ctl, ack, timeout=600):
+    """Open perf record's control FIFO (for writing: it succeeds once perf
+    has opened it) and its ack FIFO; (ctl fd, ack fd)."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            cfd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        if perf.poll() is not None:
+            raise RuntimeError("perf record exited at start (exit %s): %s" % (
+                perf.returncode, perf.stderr.read().strip()[:300]))
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError("perf record did not open its control FIFO in %d s" % timeout)
+        time.sleep(0.05)
+    return cfd, os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def perf_control(perf, cfd, afd, cmd, timeout=300):
+    """Send a command to perf record (enable, disable) and wait for its ack."""
+    os.write(cfd, (cmd + "\n").encode())
+    t0, got = time.monotonic(), b""
+    while b"ack" not in got:
+        if perf.poll() is not None or time.monotonic() - t0 > timeout:
+            raise RuntimeError("perf record: no ack for %s (exit %s)" % (cmd, perf.returncode))
+        select.select([afd], [], [], 0.1)
+        try:
+            got += os.read(afd, 64)
+        except BlockingIOError:
+            pass
+        if not got:
+            time.sleep(0.01)
+
+
+def perf_record_args(prof, data, ctl, ack, irq):
+    """perf record of every CPU with call chains: cpu-clock every period_ns
+    and, with irq, every hard interrupt handler's entry and exit (the
+    cpu-clock timer cannot fire while interrupts are off, so a handler's
+    own instructions get no samples of their own: the report times them
+    from these events)."""
+    ev = ["-e", "cpu-clock/period=%d/" % prof["period_ns"]]
+    if irq:
+        # No call chains for these: with them each event cost ~10k guest
+        # instructions (2026-12-06: 12.4k -> 19.6k instructions per I/O).
+        ev += ["-e", "irq:irq_handler_entry/call-graph=no/", "-e", "irq:irq_handler_exit/call-graph=no/"]
+    return (["perf", "record", "-a", "-g"] + ev +
+            ["--clockid", "monotonic", "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack), "-N",
+             "-o", data])
+
+
+def profile_arm(prof, exp, job, arm, dev, k):
+    """One arm's fio alone, `seconds` long, under `perf record -a -g` with
+    the cpu-clock event (a sample every period_ns of each CPU's clock: under
+    icount, every period_ns/8 instructions). The disk's I/Os and /proc/stat
+    are snapshotted at the ends of the window; the samples are cut to it by
+    their time stamps (perf's clock is CLOCK_MONOTONIC, as time.monotonic()).
+    Writes OUT/profile/<job>.<label>.perf.txt (perf script) and returns the
+    window's record."""
+    pdir = os.path.join(OUT, "profile")
+    os.makedirs(pdir, exist_ok=True)
+    name = "%s.%s" % (job["name"], re.sub(r"[^A-Za-z0-9_-]", "_", arm["label"]))
+    data = os.path.join(WORK, name + ".perf.data")
+    runtime_s = int(120 + 4 * (prof["seconds"] + prof["warm"]))
+    p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
+    rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
+           "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt",
+           "irq_match": irq_names(dev)}
+    perf, cfd, afd = None, None, None
+    ctl, ack = os.path.join(WORK, name + ".ctl"), os.path.join(WORK, name + ".ack")
+    try:
+        pgsignal(p, signal.SIGCONT)
+        t = time.monotonic()
+        for f in (ctl, ack):
+            if os.path.exists(f):
+                os.unlink(f)
+            os.mkfifo(f)
+        # -D -1: events start disabled; "enable" / "disable" on the control
+        # FIFO, each acknowledged, bracket the window (perf's start-up,
+        # loading over 9p under TCG, can take longer than the window).
+        # -N: no build-id cache (perf script runs in this boot). Without
+        # the irq tracepoints if perf cannot open them.
+        for irq in ([True, False] if prof.get("irq_trace") else [False]):
+            perf = subprocess.Popen(perf_record_args(prof, data, ctl, ack, irq),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
+            try:
+                cfd, afd = perf_control_open(perf, ctl, ack)
+                break
+            except RuntimeError as e:
+                if perf.poll() is None:
+                    perf.kill()
+                    perf.wait()
+                if not irq:
+                    raise
+                log("profile: perf record with irq tracepoints failed (%s); without them" % e)
+        rec["irq_trace"] = irq
+        rec["perf_ready_s"] = time.monotonic() - t
+        time.sleep(max(0.0, prof["warm"] - rec["perf_ready_s"]))  # fio settles
+        perf_control(perf, cfd, afd, "enable")
+        s0 = snapshot(dev)
+        time.sleep(prof["seconds"])
+        s1 = snapshot(dev)
+        perf_control(perf, cfd, afd, "disable")
+        rec.update(derive(dev, s0, s1))
+        rec["t0"], rec["t1"], rec["cpu0"], rec["cpu1"] = s0["t"], s1["t"], s0["cpu"], s1["cpu"]
+    finally:
+        if perf is not None:
+            t = time.monotonic()
+            if perf.poll() is None:
+                perf.send_signal(signal.SIGINT)
+            try:
+                _, err = perf.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                perf.kill()
+                _, err = perf.communicate()
+            rec["perf_rc"] = perf.returncode
+            rec["perf_msg"] = (err or "").strip()[-300:]
+            rec["perf_exit_s"] = time.monotonic() - t
+        for fd in (cfd, afd):
+            if fd is not None:
+                os.close(fd)
+        stop_arm_fio(p)
+    t = time.monotonic()
+    fields = ["-F", "comm,tid,cpu,time,period,ip,sym,dso"]
+    if rec.get("irq_trace"):
+        fields = ["-F", "sw:comm,tid,cpu,time,period,ip,sym,dso", "-F", "trace:comm,tid,cpu,time,event,trace"]
+    for fl in (fields, ["-F", "comm,tid,cpu,time,period,ip,sym,dso"]):
+        with open(os.path.join(pdir, rec["file"]), "w") as f:
+            r = subprocess.run(["perf", "script", "-i", data, "--kallsyms", "/proc/kallsyms"] + fl,
+                               stdout=f, stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            break
+        log("profile: perf script %s: exit %d: %s" % (" ".join(fl), r.returncode, r.stderr.strip()[:300]))
+    rec["script_rc"] = r.returncode
+    if r.returncode:
+        rec["error"] = "perf script: exit %d: %s" % (r.returncode, r.stderr.strip()[:300])
+    rec["script_s"] = time.monotonic() - t
+    try:
+        os.unlink(data)
+    except OSError:
+        pass
+    return rec
+
+
+def run_profile(prof, plan, info):
+    """The profile phase: for each job, each profiled arm of the experiment
+    (virtio_blk and vblk of drv) alone under perf; records in
+    OUT/profile.jsonl for tests/bench/profile_report.py."""
+    exp = next((e for e in plan["experiments"] if e["name"] == prof["exp"]), None)
+    if exp is None:
+        log("profile: no experiment %s in the plan" % prof["exp"])
+        return
+    if not os.path.isdir("/sys/kernel/tracing/events"):
+        sh("mount -t tracefs nodev /sys/kernel/tracing", check=False)
+    wr("/proc/sys/kernel/kptr_restrict", "0")
+    wr("/proc/sys/kernel/perf_event_paranoid", "-1")
+    info["perf"] = sh("perf --version", check=False).strip()
+    arms = [a for a in exp["arms"] if a["label"] in prof["arms"]]
+    # The kernel's and the modules' text symbols of this boot: the host
+    # side names kernel frames from them (with their module: perf script
+    # --kallsyms calls module code [kernel.kallsyms]).
+    os.makedirs(os.path.join(OUT, "profile"), exist_ok=True)
+    with open(os.path.join(OUT, "profile", "kallsyms"), "w") as f:
+        f.writelines(ln for ln in rd("/proc/kallsyms").splitlines(True)
+                     if ln[17:18] in ("t", "T", "w", "W"))
+    out = open(os.path.join(OUT, "profile.jsonl"), "a")
+    for job in prof["jobs"]:
+        for k, arm in enumerate(arms):
+            dev = resolve_arm(arm)
+            t = time.monotonic()
+            try:
+                rec = profile_arm(prof, exp, job, arm, dev, k)
+            except Exception as e:
+                rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"],
+                       "error": "%s: %s" % (type(e).__name__, e)}
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+            log("profile %s %s (%s): %s IOPS, busy %s%%; perf ready after %.1f s, exit %s after %.1f s; "
+                "perf script %.0f s; %.0f s in all%s" % (
+                job["name"], arm["label"], rec.get("dev"), "%.0f" % rec["win_iops"] if "win_iops" in rec else "-",
+                "%.0f" % (100 * rec["guest_busy_frac"]) if "guest_busy_frac" in rec else "-",
+                rec.get("perf_ready_s", -1), rec.get("perf_rc"), rec.get("perf_exit_s", -1),
+                rec.get("script_s", 0), time.monotonic() - t,
+                "; ERROR " + rec["error"] if rec.get("error") else ""))
+    out.close()
+
+
 # ---- setup actions -----------------------------------------------------------
 
 def runs_of(exp, i):
@@ -770,6 +965,8 @@ def main():
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)
+    if plan.get("profile"):
+        run_profile(plan["profile"], plan, info)
     with open(os.path.join(OUT, "guest-info.json"), "w") as f:
         json.dump(info, f, indent=1)
     log("guest: done in %.0f s" % (time.monotonic() - t_all))

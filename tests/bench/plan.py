@@ -28,6 +28,7 @@ JOBS = {
     "rr64k-uring-qd32-nj4": {"rw": "randread", "bs": "64k", "ioengine": "io_uring", "iodepth": 32,
                              "numjobs": 4, "iomem": "shmhuge"},
     "rw4k-qd64-nj2": {"rw": "randwrite", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 2},
+    "rw4k-qd64-nj1": {"rw": "randwrite", "bs": "4k", "ioengine": "libaio", "iodepth": 64, "numjobs": 1},
     "rr4k-qd1": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 1, "numjobs": 1},
     "rr4k-qd32-nj4": {"rw": "randread", "bs": "4k", "ioengine": "libaio", "iodepth": 32, "numjobs": 4},
     "rr4k-uring-qd32-nj1": {"rw": "randread", "bs": "4k", "ioengine": "io_uring", "iodepth": 32, "numjobs": 1},
@@ -41,6 +42,7 @@ JOB_TEXT = {
     "rr64k-uring-qd32-nj4": "seed 002's 64k io_uring job, numjobs 4 (2 per vCPU); fio's buffers in "
                             "2 MiB hugetlb pages (1 segment per I/O)",
     "rw4k-qd64-nj2": "4k randwrite",
+    "rw4k-qd64-nj1": "4k randwrite, numjobs 1",
     "rr4k-qd1": "QD1 latency",
     "rr4k-qd32-nj4": "seed 004's job (iodepth 32, numjobs 32 on 32 vCPUs), scaled to 4 jobs on 2 vCPUs",
     "rr4k-uring-qd32-nj1": "io_uring, QD32, 1 job",
@@ -102,6 +104,18 @@ def bind_with(serial, **over):
 # measures: drv's 4k randread QD64 at numjobs 1 and 2, randwrite, QD1.
 HEADLINE = [("drv", "rr4k-qd64-nj1"), ("drv", "rr4k-qd64-nj2"),
             ("drv", "rw4k-qd64-nj2"), ("drv", "rr4k-qd1")]
+
+# --profile: after the experiments, each of drv's base and test arms
+# (virtio_blk, vblk) runs these jobs alone for `seconds` under
+# `perf record -a -g -e cpu-clock -c period_ns` (tests/bench/profile.py
+# turns the samples into instructions per I/O per function). A sample every
+# 1 ms of a CPU's clock is every 125k guest instructions under icount:
+# ~1000 samples per busy second, and perf's own work per sample (the
+# interrupt, the stack walk) stays a few per cent of the guest's time.
+# irq_trace: also the irq_handler_entry/exit tracepoints, which time the
+# hard interrupt handlers that the cpu-clock samples cannot see.
+PROFILE = {"exp": "drv", "arms": ["virtio_blk", "vblk"], "jobs": ["rr4k-qd64-nj1", "rw4k-qd64-nj1"],
+           "seconds": 8.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": True}
 
 
 def experiments(mode):
@@ -288,6 +302,7 @@ def main():
     ap.add_argument("--protocol", choices=["slices", "groups"], default="slices")
     ap.add_argument("--clock", choices=["real", "icount"], default="icount")
     ap.add_argument("--only", default="")
+    ap.add_argument("--profile", action="store_true")
     ap.add_argument("--ko", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--kernel", default="6.12")
@@ -315,9 +330,9 @@ def main():
     exps = experiments(a.mode)
     if a.only:
         keep = a.only.split(",")
-        # "ceiling" and "coalesce" use drv's vblk disk: keep drv's disks and
-        # setup (not its jobs).
-        if ({"ceiling", "coalesce"} & set(keep)) and "drv" not in keep:
+        # "ceiling" and "coalesce" use drv's vblk disk, --profile drv's
+        # disks: keep drv's disks and setup (not its jobs).
+        if (({"ceiling", "coalesce"} & set(keep)) or a.profile) and "drv" not in keep:
             for e in exps:
                 if e["name"] == "drv":
                     e["jobs"] = []
@@ -362,6 +377,10 @@ def main():
             "clock": a.clock, "icount": ICOUNT if a.clock == "icount" else None,
             "memory": MEMORY, "real_boot": real_boot,
             "settle": 0.1}
+    if a.profile:
+        prof = dict(PROFILE)
+        prof["jobs"] = [job(j) for j in PROFILE["jobs"]]
+        plan["profile"] = prof
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     for d in disks:

@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import sys
 
+import profile_report  # tests/bench/profile_report.py: scripts/bench --profile
+
 # metric key, label, unit, higher is better, format
 METRICS = [
     ("iops", "IOPS", "", True, "%.0f"),
@@ -578,6 +580,10 @@ def main():
     cells = build_cells(plan, runs)
     rows = summary_rows(cells)
     summ = terminal_summary(meta, rows, cells)
+    prof_summ = []
+    prof_R = profile_report.section(out, plan, summary=prof_summ)
+    if prof_summ:
+        summ += "\n" + "\n".join(prof_summ)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(summ + "\n")
     # The same rows for tests/bench/matrix.py (one table across kernels).
@@ -747,6 +753,7 @@ def main():
             errs = [r for r in runs if r.get("exp") == e["name"] and r.get("job") == c.job["name"] and r.get("error")]
             R.append("Errors: " + "; ".join("%s: %s" % (r["id"], r["error"][:160]) for r in errs[:5]) + "\n")
 
+    R += prof_R
     R.append("## Arms' configuration\n")
     for k, v in sorted(info.get("arms", {}).items()):
         cfg = " ".join(ln for ln in (v.get("config") or "").split("\n") if ln and not ln.startswith("features"))

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Unit tests of the bench's host-side profile code (tests/bench/profile_report.py):
+perf script parsing, folding, weights, the flame graph SVG and the tables.
+
+    python3 tests/bench/test_profile.py     prints "N passed, N failed";
+                                            exit status 1 on any failure
+"""
+import json
+import os
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile_report as P  # noqa: E402
+
+PASS, FAIL = [0], [0]
+
+
+def check(name, cond, detail=""):
+    if cond:
+        PASS[0] += 1
+    else:
+        FAIL[0] += 1
+        print("FAIL %s %s" % (name, detail))
+
+
+SCRIPT = """\
+fio   232 [000]    10.000100:    1000000 
+\tffffffffad1a7b82 vblk_queue_rq ([vblk])
+\tffffffffad1a8104 blk_mq_dispatch_rq_list ([kernel.kallsyms])
+\tffffffffac66b405 io_submit ([kernel.kallsyms])
+\t    7f0c84cc102d [unknown] (/usr/bin/fio)
+
+swapper       0 [001]    10.000200:    1000000 
+\tffffffffad1b8d0f pv_native_safe_halt ([kernel.kallsyms])
+\tffffffffad1bb229 default_idle ([kernel.kallsyms])
+\tffffffffac3ea41d do_idle ([kernel.kallsyms])
+
+swapper       0 [001]    10.001300:    1000000 
+\tffffffffad1b8d0f vblk_irq ([vblk])
+\tffffffffad1b8d0f __handle_irq_event_percpu ([kernel.kallsyms])
+\tffffffffad1b8d0f pv_native_safe_halt ([kernel.kallsyms])
+\tffffffffac3ea41d do_idle ([kernel.kallsyms])
+
+fio   232 [000]    10.001100:    1000000 
+\tffffffffad1a7b82 memset_orig ([kernel.kallsyms])
+\tffffffffad1a8104 vblk_queue_rq ([vblk])
+\tffffffffad1a8104 blk_mq_dispatch_rq_list ([kernel.kallsyms])
+\tffffffffac66b405 io_submit ([kernel.kallsyms])
+\t    7f0c84cc102d [unknown] (/usr/bin/fio)
+
+kworker/0:1H-kb    40 [000]    10.002100:    1000000 
+\tffffffffad1a7b82 blk_mq_run_work_fn ([kernel.kallsyms])
+
+fio   232 [000]    20.000000:    1000000 
+\tffffffffad1a7b82 outside_window ([kernel.kallsyms])
+"""
+
+
+def test_parse():
+    s = P.parse_perf_script(SCRIPT.splitlines(True))
+    check("parse count", len(s) == 6, len(s))
+    check("parse header", s[0]["comm"] == "fio" and s[0]["tid"] == 232 and s[0]["cpu"] == 0
+          and abs(s[0]["time"] - 10.0001) < 1e-9 and s[0]["period"] == 1000000, s[0])
+    check("parse frames", s[0]["frames"] == ["vblk_queue_rq [vblk]", "blk_mq_dispatch_rq_list",
+                                             "io_submit", "[user]"], s[0]["frames"])
+    check("comm with dash", s[4]["comm"] == "kworker/0:1H-kb" and s[4]["tid"] == 40, s[4])
+    check("idle", P.is_idle(s[1]) and not P.is_idle(s[2]) and not P.is_idle(s[0]))
+    return s
+
+
+def test_tidy():
+    check("tidy", P.tidy_frames(["a", "[unknown]", "[fio]", "[fio]", "[unknown]", "[fio]", "[libc.so.6]"])
+          == ["a", "[fio]", "[libc.so.6]"], P.tidy_frames(["a", "[unknown]", "[fio]", "[fio]", "[unknown]", "[fio]"]))
+    check("tidy leaf", P.tidy_frames(["[unknown]", "[unknown]"]) == ["[unknown]"])
+    check("tidy keeps repeats of functions", P.tidy_frames(["f", "f"]) == ["f", "f"])
+
+
+def test_names():
+    check("module", P.frame_name("virtblk_done", "[virtio_blk]") == "virtblk_done [virtio_blk]")
+    check("kernel", P.frame_name("memset_orig", "[kernel.kallsyms]") == "memset_orig")
+    check("unknown", P.frame_name("[unknown]", "/usr/lib/x86_64-linux-gnu/libc.so.6") == "[libc.so.6]")
+    check("unknown dso", P.frame_name("[unknown]", "[unknown]") == "[unknown]")
+    check("ko path", P.frame_name("f", "/lib/modules/x/vblk.ko") == "f [vblk]")
+    check("comm root", P.comm_root("kworker/0:1H-kblockd") == "kworker" and P.comm_root("fio") == "fio"
+          and P.comm_root("ksoftirqd/1") == "ksoftirqd")
+
+
+def test_kallsyms():
+    k = P.Kallsyms(["ffffffff81000000 T _stext\n", "ffffffff81000100 t memset_orig\n",
+                    "ffffffff81000000 D some_data\n",
+                    "ffffffffc0001000 t vblk_queue_rq\t[vblk]\n", "ffffffffc0001200 t vblk_irq\t[vblk]\n"])
+    check("ksym kernel", k.name(0xffffffff81000123) == "memset_orig", k.name(0xffffffff81000123))
+    check("ksym module", k.name(0xffffffffc0001010) == "vblk_queue_rq [vblk]")
+    check("ksym module 2", k.name(0xffffffffc0001201) == "vblk_irq [vblk]")
+    check("ksym below", k.name(0x1000) is None)
+    txt = ["fio 1 [000] 1.000000: 1000000",
+           "\tffffffffc0001010 [unknown] ([vblk])",
+           "\tffffffff81000101 [unknown] ([kernel.kallsyms])",
+           "\t7f43ac4236b9 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", ""]
+    s = P.parse_perf_script([t + "\n" for t in txt], k)
+    check("ksym in parse", s[0]["frames"] == ["vblk_queue_rq [vblk]", "memset_orig", "[user]"], s[0]["frames"])
+    u = P.parse_perf_script(["fio 1 [000] 1.000000: 1000000\n", "\t7f1 get_io_u (/usr/bin/fio)\n",
+                             "\t7f2 [unknown] (/usr/bin/fio)\n", "\t7f3 [unknown] ([unknown])\n", "\n"], k)
+    check("user-only stack", u[0]["frames"] == ["[user]"], u[0]["frames"])
+
+
+def test_fold_weights(s):
+    win = P.in_window(s, 10.0, 11.0)
+    check("window", len(win) == 5, len(win))
+    wt = P.weights(win, 1000000)
+    check("idle dropped", len(wt) == 4, len(wt))
+    by = {(x["cpu"], x["time"]): w for x, w in wt}
+    # 10.0011 (cpu 0) and 10.0013 (cpu 1) share the slot 10.001: 1/2 each.
+    check("weights", by[(0, 10.0001)] == 1.0 and by[(0, 10.0011)] == 0.5 and by[(1, 10.0013)] == 0.5
+          and by[(0, 10.0021)] == 1.0, by)
+    f = P.fold(wt)
+    check("fold keys", f.get("fio;[user];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk]") == 1.0
+          and f.get("fio;[user];io_submit;blk_mq_dispatch_rq_list;vblk_queue_rq [vblk];memset_orig") == 0.5
+          and f.get("swapper;do_idle;pv_native_safe_halt;__handle_irq_event_percpu;vblk_irq [vblk]") == 0.5
+          and f.get("kworker;blk_mq_run_work_fn") == 1.0, f)
+    self_w, incl = P.self_incl(f)
+    check("self", self_w["vblk_queue_rq [vblk]"] == 1.0 and self_w["memset_orig"] == 0.5, self_w)
+    check("incl", incl["vblk_queue_rq [vblk]"] == 1.5 and incl["io_submit"] == 1.5
+          and "fio" not in incl, incl)
+    check("self sums to total", abs(sum(self_w.values()) - sum(f.values())) < 1e-9)
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "x.folded")
+        P.write_folded(p, f)
+        check("folded round trip", P.read_folded(p) == f)
+    return f
+
+
+def test_svg(f):
+    svg = P.flame_svg(f, "t <&>", unit_per_weight=1000)
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError as e:
+        check("svg parses", False, e)
+        return
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = root.findall(".//%sg/%srect" % (ns, ns))
+    titles = [t.text for t in root.findall(".//%sg/%stitle" % (ns, ns))]
+    # all, 3 roots (fio, swapper, kworker), fio's 5 levels, swapper's 4, kworker's 1 = 14
+    check("svg rects", len(rects) == 14, len(rects))
+    check("svg title escaped", "t &lt;&amp;&gt;" in svg)
+    check("svg tooltip", any(t.startswith("vblk_queue_rq [vblk]: 1.5 samples, 50.00%, 1500 ") for t in titles),
+          titles)
+    allw = [float(r.get("width")) for r in rects if r.get("x") == "10.00"]
+    check("svg root full width", abs(max(allw) - 1180) < 0.01, allw)
+    ys = {}
+    for g in root.findall(".//%sg" % ns):
+        t, r = g.find(ns + "title").text, g.find(ns + "rect")
+        ys[t.split(":")[0]] = (float(r.get("y")), float(r.get("x")), float(r.get("width")))
+    check("svg callee above caller", ys["memset_orig"][0] < ys["vblk_queue_rq [vblk]"][0])
+    check("svg callee inside caller", ys["memset_orig"][1] >= ys["vblk_queue_rq [vblk]"][1]
+          and ys["memset_orig"][1] + ys["memset_orig"][2] <= ys["vblk_queue_rq [vblk]"][1]
+          + ys["vblk_queue_rq [vblk]"][2] + 1e-6)
+
+
+def test_hardirq():
+    txt = ["fio 9 [000] 1.000000: 1000000", "\t1 a ([kernel.kallsyms])", "",
+           "             fio 9 [000] 1.000500:     irq:irq_handler_entry: irq=25 name=virtio2-req.0",
+           "fio 9 [000] 1.001004: irq:irq_handler_exit: irq=25 ret=handled",
+           "fio 9 [000] 1.001010: 1000000", "\t2 b ([kernel.kallsyms])", "",
+           "fio 9 [000] 1.002000: 1000000", "\t3 c ([kernel.kallsyms])", "",
+           "swapper 0 [000] 1.003050: 1000000", "\t4 pv_native_safe_halt ([kernel.kallsyms])", "",
+           "swapper 0 [000] 1.002990: irq:irq_handler_entry: irq=26 name=vblk0",
+           "swapper 0 [000] 1.003040: irq:irq_handler_exit: irq=26 ret=handled",
+           "fio 9 [000] 1.004000: 1000000", "\t5 d ([kernel.kallsyms])", ""]
+    irqs = []
+    s = P.parse_perf_script([t + "\n" for t in txt], None, irqs)
+    check("irq parse", len(s) == 5 and len(irqs) == 4 and irqs[0]["name"] == "virtio2-req.0"
+          and irqs[1]["kind"] == "exit" and irqs[0]["cpu"] == 0, (len(s), irqs))
+    d = P.grid_delays(s, 1000000)
+    check("grid delays", d == [0, 10000, 0, 50000, 0], d)
+    iv = P.irq_intervals(irqs)
+    check("intervals", [(round(a, 6), round(b, 6), n) for a, b, n in iv[0]] ==
+          [(1.0005, 1.001004, "virtio2-req.0"), (1.00299, 1.00304, "vblk0")], iv)
+    check("handler at", P.handler_at(iv, 0, 1.0008) == "virtio2-req.0" and P.handler_at(iv, 0, 1.002) is None
+          and P.handler_at(iv, 1, 1.0008) is None)
+    moved, n = P.attribute_hardirq(s, d, iv)
+    check("moved", n == 2 and moved[1]["frames"] == ["[hardirq virtio2-req.0]"] and moved[1]["comm"] == "hardirq"
+          and moved[3]["frames"] == ["[hardirq vblk0]"] and not P.is_idle(moved[3]) and moved[0] is s[0],
+          (n, moved))
+    rec = {"period_ns": 1000000, "t0": 0.5, "t1": 1.5, "win_ios": 10, "win_iops": 10.0,
+           "guest_busy_s": 0.005, "irq_trace": True}
+    r = P.analyse(rec, s, 8, irqs)
+    check("analyse hardirq", r["moved"] == 2 and abs(r["hardirq_ipio_samples"] - 2 * 1e6 / 8 / 10) < 1e-6
+          and abs(r["hardirq_ipio_traced"] - (504000 + 50000) / 8 / 10) < 1e-3
+          and r["handlers"]["vblk0"][0] == 1, r)
+    check("analyse deferred", abs(r["deferred"] - 2 / 5) < 1e-9, r["deferred"])
+    check("disk irq by time", r["disk_irq"] == "virtio2-req.0" and
+          r["folded"].get("hardirq;[hardirq: disk]") == 1.0 and r["folded"].get("hardirq;[hardirq vblk0]") == 1.0,
+          (r["disk_irq"], r["folded"]))
+    h = {"virtio2-req.0": [5, 100.0], "virtio3-req.0": [1, 10.0], "0000:00:0c.0": [2, 50.0]}
+    check("disk irq prefix", P.disk_irq_name(h, ["prefix", "virtio3-"]) == "virtio3-req.0")
+    check("disk irq exact", P.disk_irq_name(h, ["exact", "0000:00:0c.0"]) == "0000:00:0c.0")
+    check("disk irq none", P.disk_irq_name(h, ["none", None]) == "virtio2-req.0" and P.disk_irq_name({}) is None)
+
+
+def test_tables():
+    a = {"self": {"x": 2.0, "y": 1.0}, "incl": {"x": 3.0, "y": 1.0, "top": 3.0}, "k": 100.0}
+    b = {"self": {"x": 1.0, "z": 4.0}, "incl": {"x": 5.0, "z": 4.0, "top": 5.0}, "k": 100.0}
+    rows = P.diff_rows(a, b)
+    check("diff first", rows[0][0] == "z" and rows[0][3] == 400 and rows[0][6] == 400, rows[0])
+    byfn = {r[0]: r for r in rows}
+    check("diff x", byfn["x"][1:] == (200, 100, -100, 300, 500, 200), byfn["x"])
+    check("diff y (only in a)", byfn["y"][3] == -100 and byfn["y"][6] == -100, byfn["y"])
+    check("diff self sums", sum(r[3] for r in rows) == 200)
+    check("top", P.top(a["incl"], 10, 2) == [("top", 30.0), ("x", 30.0)] or
+          P.top(a["incl"], 10, 2) == [("x", 30.0), ("top", 30.0)])
+    t = P.md_table(["a", "b"], [[1, "`x\\|y`"]])
+    check("md table", t.splitlines() == ["| a | b |", "|---|---|", "| 1 | `x\\|y` |"], t)
+    check("ns per insn", P.ns_per_insn({"icount": "-icount shift=3,align=off"}) == 8
+          and P.ns_per_insn({"icount": None}) is None)
+
+
+def test_analyse(s):
+    rec = {"period_ns": 1000000, "t0": 10.0, "t1": 11.0, "win_ios": 10, "win_iops": 10.0,
+           "guest_busy_s": 0.004}
+    r = P.analyse(rec, s, 8)
+    # 3.0 busy weights x 1e6 ns / 8 ns / 10 I/Os
+    check("analyse ipio", abs(r["ipio"] - 3.0 * 1e6 / 8 / 10) < 1e-6, r.get("ipio"))
+    check("analyse counts", r["n_window"] == 5 and r["n_busy"] == 4 and r["n_idle"] == 1, r)
+    check("analyse stat", abs(r["ipio_stat"] - 4e6 / 8 / 10) < 1e-6 and abs(r["ipio_wall"] - 1e9 / 8 / 10) < 1e-3)
+    check("analyse perf late", not r["perf_late"])
+
+
+def test_section():
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "profile"))
+        recs = []
+        for arm, fn in (("virtio_blk", "virtio_queue_rq [virtio_blk]"), ("vblk", "vblk_queue_rq [vblk]")):
+            name = "j.%s.perf.txt" % arm
+            with open(os.path.join(d, "profile", name), "w") as f:
+                for i in range(4 if arm == "vblk" else 5):
+                    f.write("fio 9 [000] %.6f: 1000000\n\tffffffffc0000001 %s (%s)\n"
+                            "\tffffffff81000002 io_submit ([kernel.kallsyms])\n\n" % (
+                        10 + i * 0.001, fn.split()[0], fn.split()[1][1:-1] and "[%s]" % fn.split()[1][1:-1]))
+            recs.append({"exp": "drv", "job": "j", "arm": arm, "period_ns": 1000000, "t0": 9.0, "t1": 11.0,
+                         "win_ios": 100, "win_iops": 50.0, "guest_busy_s": 0.005, "file": name})
+        with open(os.path.join(d, "profile.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        plan = {"icount": "-icount shift=3", "profile": {"arms": ["virtio_blk", "vblk"], "period_ns": 1000000}}
+        summ = []
+        txt = "\n".join(P.section(d, plan, summary=summ))
+        check("section summary", summ == ["profile j: instructions per I/O virtio_blk 6250, vblk 5000, "
+                                          "ratio 0.800 (report.md, profile/*.svg)"], summ)
+        check("section svg", os.path.exists(os.path.join(d, "profile", "j.vblk.svg")))
+        check("section folded", os.path.exists(os.path.join(d, "profile", "j.virtio_blk.folded")))
+        check("section totals", "| j | vblk | 50 | 4 | 5000 |" in txt and "| j | virtio_blk | 50 | 5 | 6250 |" in txt,
+              txt)
+        check("section ratio", "instructions per I/O 0.800 (samples)" in txt, txt)
+        check("section diff", "| `vblk_queue_rq [vblk]` | 0 | 5000 | +5000 |" in txt, txt)
+        check("section empty", P.section(os.path.join(d, "profile")) == [])
+
+
+def main():
+    s = test_parse()
+    test_names()
+    test_tidy()
+    test_kallsyms()
+    f = test_fold_weights(s)
+    test_svg(f)
+    test_hardirq()
+    test_tables()
+    test_analyse(s)
+    test_section()
+    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
+    return 1 if FAIL[0] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
