@@ -47,6 +47,7 @@ struct vblk_req {
 	bool requeue;		/* ... and to be issued again */
 	u8 timeouts;		/* request timeouts since it was issued */
 	u8 retries;		/* requeues after a device recovery */
+	bool one_buf;		/* data mapped as one buffer: sg[0]'s DMA fields */
 	u16 nents;		/* scatterlist entries (before DMA mapping) */
 	u16 ndesc;		/* descriptors in the request's table */
 	u16 pool_at;		/* first entry of its pool run ... */
@@ -174,17 +175,54 @@ static int vblk_rq_type(struct request *rq)
 	}
 }
 
+/*
+ * The common 4k direct I/O: one segment in one bio_vec. It is mapped as it
+ * is, without building a scatterlist; only its DMA address and length are
+ * kept, in sg[0]'s DMA fields.
+ */
+static bool vblk_map_one_buf(struct vblk_queue *q, struct request *rq,
+			     blk_status_t *st)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	struct scatterlist *s = &vr->sg[0];
+	struct bio_vec bv;
+	dma_addr_t addr;
+
+	if (rq->bio != rq->biotail || (rq->rq_flags & RQF_SPECIAL_PAYLOAD))
+		return false;
+	bv = req_bvec(rq);
+	if (bv.bv_len != blk_rq_bytes(rq))
+		return false;
+	if (vblk_dma_map_page(&q->vb->pci, bv.bv_page, bv.bv_offset, bv.bv_len,
+			      vblk_rq_dir(rq), &addr)) {
+		*st = BLK_STS_RESOURCE;
+		return true;
+	}
+	sg_dma_address(s) = addr;
+	sg_dma_len(s) = bv.bv_len;
+	vr->one_buf = true;
+	vr->nents = 1;
+	*st = BLK_STS_OK;
+	return true;
+}
+
 /* segs: the request's segment count, which its scatterlist can hold. */
 static blk_status_t vblk_map_data(struct vblk_queue *q, struct request *rq,
 				  unsigned int segs, int *mapped)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 	struct scatterlist *sg = vblk_rq_sg(q, vr);
+	blk_status_t st;
 
 	*mapped = 0;
 	vr->nents = 0;
+	vr->one_buf = false;
 	if (!segs)
 		return BLK_STS_OK;
+	if (segs == 1 && vblk_map_one_buf(q, rq, &st)) {
+		*mapped = vr->nents;
+		return st;
+	}
 	sg_init_table(sg, segs);
 	vr->nents = vblk_rq_map_sg(rq, sg);
 	*mapped = vblk_dma_map_sg(&q->vb->pci, sg, vr->nents, vblk_rq_dir(rq));
@@ -200,10 +238,14 @@ static void vblk_unmap_data(struct vblk_queue *q, struct request *rq)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 
-	if (vr->nents)
+	if (vr->one_buf)
+		vblk_dma_unmap_page(&q->vb->pci, sg_dma_address(vr->sg),
+				    sg_dma_len(vr->sg), vblk_rq_dir(rq));
+	else if (vr->nents)
 		vblk_dma_unmap_sg(&q->vb->pci, vblk_rq_sg(q, vr), vr->nents,
 				  vblk_rq_dir(rq));
 	vr->nents = 0;
+	vr->one_buf = false;
 	vblk_give_table(q, vr);
 }
 
@@ -309,9 +351,13 @@ static blk_status_t vblk_prep_data_cmd(struct vblk_queue *q, struct request *rq,
 		return st;
 	tbl = vblk_rq_tbl(q, rq, &addr);
 	vblk_desc_set(&tbl[n++], hdr, sizeof(struct vblk_req_hdr), false);
-	for_each_sg(vblk_rq_sg(q, vr), s, mapped, i)
-		vblk_desc_set(&tbl[n++], sg_dma_address(s), sg_dma_len(s),
-			      dev_writes);
+	if (vr->one_buf)	/* no scatterlist to walk: see vblk_map_one_buf */
+		vblk_desc_set(&tbl[n++], sg_dma_address(vr->sg),
+			      sg_dma_len(vr->sg), dev_writes);
+	else
+		for_each_sg(vblk_rq_sg(q, vr), s, mapped, i)
+			vblk_desc_set(&tbl[n++], sg_dma_address(s),
+				      sg_dma_len(s), dev_writes);
 	vblk_desc_set(&tbl[n++], vblk_status_addr(q, rq), 1, true);
 	vr->ndesc = n;
 	return BLK_STS_OK;

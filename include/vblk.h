@@ -363,6 +363,11 @@ int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
 		    enum dma_data_direction dir);
 void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
 		       enum dma_data_direction dir);
+int vblk_dma_map_page(struct vblk_pci *p, struct page *page,
+		      unsigned int off, unsigned int len,
+		      enum dma_data_direction dir, dma_addr_t *addr);
+void vblk_dma_unmap_page(struct vblk_pci *p, dma_addr_t addr,
+			 unsigned int len, enum dma_data_direction dir);
 
 /* vblk_notify.c: doorbells, interrupts, completion dispatch */
 void vblk_notify(struct vblk_queue *q);
