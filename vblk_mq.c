@@ -98,16 +98,14 @@ static struct scatterlist *vblk_rq_sg(struct vblk_queue *q,
 
 /*
  * A table of need entries: the tag's own when it is big enough, else a run
- * of the queue's pool. With none free the request waits for one with the
- * queue stopped, as on a full ring: the runs in use belong to requests of
- * this queue, and each one given back starts the queue again. blk-mq's own
- * restart on completion cannot be relied on, as batched completions
- * (blk_mq_end_request_batch) do not make it.
- *
- * The queue is stopped before the pool is looked at again, and a run is
- * given back before the stopped bit is looked at (full barriers on both
- * sides): either this second look finds the run, or the one who gave it
- * back finds the queue stopped and starts it.
+ * of the queue's pool. With none free the request goes back to blk-mq as
+ * BLK_STS_RESOURCE, which runs the queue again by itself (at once, or 3 ms
+ * later when a restart is pending), so the request can never be left
+ * waiting; a run given back while someone waits runs the queue at once.
+ * BLK_STS_DEV_RESOURCE would leave the rerun to blk-mq's restart on
+ * completion, which its batched completions do not make, and stopping the
+ * queue instead raced with a run given back in between (a request was
+ * left waiting on a running queue, and a removal then waited for it).
  */
 static blk_status_t vblk_take_table(struct vblk_queue *q, struct vblk_req *vr,
 				    unsigned int need)
@@ -118,16 +116,8 @@ static blk_status_t vblk_take_table(struct vblk_queue *q, struct vblk_req *vr,
 	if (need <= VBLK_INLINE_DESCS)
 		return BLK_STS_OK;
 	n = vblk_pool_get(&q->pool, need, &at);
-	if (!n) {
-		blk_mq_stop_hw_queue(q->hctx);
-		smp_mb__after_atomic();
-		n = vblk_pool_get(&q->pool, need, &at);
-		if (!n) {
-			vblk_pool_count_wait(&q->pool);
-			return BLK_STS_DEV_RESOURCE;
-		}
-		blk_mq_start_stopped_hw_queue(q->hctx, true);
-	}
+	if (!n)
+		return BLK_STS_RESOURCE;
 	vr->pool_n = n;
 	vr->pool_at = at;
 	return BLK_STS_OK;
@@ -135,12 +125,14 @@ static blk_status_t vblk_take_table(struct vblk_queue *q, struct vblk_req *vr,
 
 static void vblk_give_table(struct vblk_queue *q, struct vblk_req *vr)
 {
+	bool waited;
+
 	if (!vr->pool_n)
 		return;
-	vblk_pool_put(&q->pool, vr->pool_at, vr->pool_n);
+	waited = vblk_pool_put(&q->pool, vr->pool_at, vr->pool_n);
 	vr->pool_n = 0;
-	vblk_mb();	/* the run is back before we look at the queue */
-	blk_mq_start_stopped_hw_queue(q->hctx, true);
+	if (waited)
+		blk_mq_run_hw_queue(q->hctx, true);
 }
 
 static dma_addr_t vblk_status_addr(struct vblk_queue *q, struct request *rq)

@@ -14,11 +14,11 @@
  * taking and giving back a run allocates nothing. The pool always holds at
  * least one run of the largest size a request can need, so a request that
  * finds no room now finds it once the runs in use come back: they belong
- * to requests of the same hardware queue, which vblk_mq.c stops while a
- * request waits and starts again when a run comes back.
+ * to requests of the same hardware queue (vblk_mq.c has blk-mq issue the
+ * request again, and runs the queue when a run comes back).
  *
  * Locking: pool->lock (interrupts off: runs come back from completions in
- * hard-irq context) protects the map and the waits counter. A run belongs
+ * hard-irq context) protects the map, waiting and the waits counter. A run belongs
  * to the request that took it until it gives it back.
  */
 #include <linux/bitmap.h>
@@ -45,6 +45,7 @@ int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
 	spin_lock_init(&pool->lock);
 	pool->blocks = vblk_pool_blocks_for(max(entries, need));
 	pool->waits = 0;
+	pool->waiting = false;
 	n = pool->blocks * VBLK_POOL_BLOCK;
 	pool->tbl_bytes = PAGE_ALIGN(n * sizeof(struct vblk_desc));
 	pool->map = bitmap_zalloc(pool->blocks, GFP_KERNEL);
@@ -82,6 +83,8 @@ unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 	spin_lock_irqsave(&pool->lock, flags);
 	start = bitmap_find_next_zero_area(pool->map, pool->blocks, 0, nr, 0);
 	if (start >= pool->blocks) {
+		pool->waiting = true;
+		pool->waits++;
 		spin_unlock_irqrestore(&pool->lock, flags);
 		return 0;
 	}
@@ -91,15 +94,20 @@ unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 	return nr * VBLK_POOL_BLOCK;
 }
 
-void vblk_pool_put(struct vblk_pool *pool, unsigned int at,
+/* Returns true when a request found no run since the last put. */
+bool vblk_pool_put(struct vblk_pool *pool, unsigned int at,
 		   unsigned int entries)
 {
 	unsigned long flags;
+	bool waiting;
 
 	spin_lock_irqsave(&pool->lock, flags);
 	bitmap_clear(pool->map, at / VBLK_POOL_BLOCK,
 		     vblk_pool_blocks_for(entries));
+	waiting = pool->waiting;
+	pool->waiting = false;
 	spin_unlock_irqrestore(&pool->lock, flags);
+	return waiting;
 }
 
 /* The run's descriptor table, and its bus address. */
@@ -125,16 +133,6 @@ unsigned int vblk_pool_in_use(struct vblk_pool *pool)
 	n = bitmap_weight(pool->map, pool->blocks);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	return n * VBLK_POOL_BLOCK;
-}
-
-/* A request found no run free and waits for one. */
-void vblk_pool_count_wait(struct vblk_pool *pool)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&pool->lock, flags);
-	pool->waits++;
-	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
 /* Requests that found no run free (and waited for one), since bind. */

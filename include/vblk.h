@@ -183,8 +183,8 @@ struct vblk_tag_dma {
  * The overflow pool of a queue (vblk_pool.c): descriptor table entries in
  * DMA memory and as many scatterlist entries, handed out in runs of whole
  * blocks of VBLK_POOL_BLOCK entries to requests that do not fit their tag's
- * inline table. Allocated at bind with the queue; lock protects map and
- * waits (interrupts off).
+ * inline table. Allocated at bind with the queue; lock protects map,
+ * waiting and waits (interrupts off).
  */
 #define VBLK_POOL_BLOCK		8
 struct vblk_pool {
@@ -195,6 +195,7 @@ struct vblk_pool {
 	dma_addr_t dma;
 	size_t tbl_bytes;
 	struct scatterlist *sg;		/* the same number of entries */
+	bool waiting;			/* a request found no run since a put */
 	u64 waits;			/* requests that found no run free */
 };
 
@@ -388,12 +389,11 @@ int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
 void vblk_pool_free(struct vblk_pci *p, struct vblk_pool *pool);
 unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 			   unsigned int *at);
-void vblk_pool_put(struct vblk_pool *pool, unsigned int at,
+bool vblk_pool_put(struct vblk_pool *pool, unsigned int at,
 		   unsigned int entries);
 struct vblk_desc *vblk_pool_tbl(struct vblk_pool *pool, unsigned int at,
 				dma_addr_t *addr);
 struct scatterlist *vblk_pool_sg(struct vblk_pool *pool, unsigned int at);
-void vblk_pool_count_wait(struct vblk_pool *pool);
 u64 vblk_pool_waits(struct vblk_pool *pool);
 unsigned int vblk_pool_in_use(struct vblk_pool *pool);
 void vblk_pool_reset_waits(struct vblk_pool *pool);
