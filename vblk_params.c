@@ -171,6 +171,26 @@ module_param_cb(max_segments, &vblk_segments_ops, &vblk_max_segments, 0644);
 MODULE_PARM_DESC(max_segments,
 		 "Cap on data segments per request, 1..1024 (default 254; applies at bind)");
 
+/*
+ * Descriptor table entries each queue keeps for requests with more than
+ * VBLK_INLINE_SEGS segments (vblk_pool.c). Never less than the largest
+ * request needs, whatever is asked: 0 means just that.
+ */
+static int vblk_set_pool_entries(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, 16384);
+}
+
+static const struct kernel_param_ops vblk_pool_entries_ops = {
+	.set = vblk_set_pool_entries,
+	.get = param_get_uint,
+};
+
+unsigned int vblk_pool_entries;
+module_param_cb(pool_entries, &vblk_pool_entries_ops, &vblk_pool_entries, 0644);
+MODULE_PARM_DESC(pool_entries,
+		 "Descriptor entries per queue for requests of more than 2 segments, 0..16384; 0 = what the largest request needs (default 0; applies at bind)");
+
 bool vblk_use_indirect = true;
 module_param_named(indirect, vblk_use_indirect, bool, 0644);
 MODULE_PARM_DESC(indirect, "Negotiate indirect descriptors when offered (default 1; applies at bind)");

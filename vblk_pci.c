@@ -548,3 +548,23 @@ void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
 	if (p->dma_api)
 		dma_unmap_sg(&p->pdev->dev, sg, nents, dir);
 }
+
+/* One physically contiguous buffer. Returns 0 or -ENOMEM. */
+int vblk_dma_map_page(struct vblk_pci *p, struct page *page,
+		      unsigned int off, unsigned int len,
+		      enum dma_data_direction dir, dma_addr_t *addr)
+{
+	if (!p->dma_api) {
+		*addr = page_to_phys(page) + off;
+		return 0;
+	}
+	*addr = dma_map_page(&p->pdev->dev, page, off, len, dir);
+	return dma_mapping_error(&p->pdev->dev, *addr) ? -ENOMEM : 0;
+}
+
+void vblk_dma_unmap_page(struct vblk_pci *p, dma_addr_t addr,
+			 unsigned int len, enum dma_data_direction dir)
+{
+	if (p->dma_api)
+		dma_unmap_page(&p->pdev->dev, addr, len, dir);
+}

@@ -405,8 +405,7 @@ static void vblk_size_tag_chunks(struct vblk_dev *vb)
 {
 	unsigned int per;
 
-	vb->tag_stride = ALIGN(sizeof(struct vblk_tag_dma) +
-			       vb->tbl_entries * sizeof(struct vblk_desc), 64);
+	vb->tag_stride = sizeof(struct vblk_tag_dma);
 	per = rounddown_pow_of_two(max_t(unsigned int, 1,
 					 VBLK_TAG_CHUNK_BYTES / vb->tag_stride));
 	per = min(per, roundup_pow_of_two(vb->depth));
@@ -425,6 +424,7 @@ static void vblk_free_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 			      q->tag_chunks[i].dma);
 	kfree(q->tag_chunks);
 	kfree(q->slot);
+	vblk_pool_free(&vb->pci, &q->pool);
 	q->ring_mem = NULL;
 	q->tag_chunks = NULL;
 	q->slot = NULL;
@@ -434,12 +434,21 @@ static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 {
 	unsigned int i;
 
-	q->ring_bytes = PAGE_ALIGN(vblk_ring_mem_size(vb->ring_size));
+	size_t status_off = ALIGN(vblk_ring_mem_size(vb->ring_size),
+				  SMP_CACHE_BYTES);
+
+	/* The status bytes mostly fit in the ring's last page, for free. */
+	q->ring_bytes = PAGE_ALIGN(status_off + vb->depth);
 	q->ring_mem = vblk_dma_alloc(&vb->pci, q->ring_bytes, &q->ring_dma);
+	q->status = q->ring_mem ? (u8 *)q->ring_mem + status_off : NULL;
+	q->status_dma = q->ring_dma + status_off;
 	q->slot = kcalloc(vb->ring_size, sizeof(*q->slot), GFP_KERNEL);
 	q->tag_chunks = kcalloc(vb->nr_chunks, sizeof(*q->tag_chunks),
 				GFP_KERNEL);
 	if (!q->ring_mem || !q->slot || !q->tag_chunks)
+		goto nomem;
+	if (vblk_pool_alloc(&vb->pci, &q->pool, READ_ONCE(vblk_pool_entries),
+			    vb->tbl_entries))
 		goto nomem;
 	for (i = 0; i < vb->nr_chunks; i++) {
 		struct vblk_dma_chunk *c = &q->tag_chunks[i];
@@ -450,8 +459,9 @@ static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 	}
 	return 0;
 nomem:
-	dev_err(vblk_dev_of(vb), "queue %u: no memory for a %u-entry ring and %u tags of %u bytes\n",
-		q->index, vb->ring_size, vb->depth, vb->tag_stride);
+	dev_err(vblk_dev_of(vb), "queue %u: no memory for a %u-entry ring, %u tags of %u bytes and a pool of %u entries\n",
+		q->index, vb->ring_size, vb->depth, vb->tag_stride,
+		max(READ_ONCE(vblk_pool_entries), vb->tbl_entries));
 	vblk_free_queue_mem(vb, q);
 	return -ENOMEM;
 }

@@ -157,17 +157,18 @@ static void vblk_sum_stats(struct vblk_dev *vb, struct vblk_stats *sum)
 		sum->polls += READ_ONCE(s->polls);
 		sum->rescued += READ_ONCE(s->rescued);
 		sum->rekicks += READ_ONCE(s->rekicks);
+		sum->pool_waits += vblk_pool_waits(&vb->queues[i].pool);
 	}
 }
 
 static int vblk_emit_stats(char *buf, int len, const char *name,
-			   const struct vblk_stats *s)
+			   const struct vblk_stats *s, u64 pool_waits)
 {
 	return len + sysfs_emit_at(buf, len,
-		"%-6s %12llu %12llu %12llu %12llu %9llu %9llu %12llu %12llu %12llu %8llu %8llu\n",
+		"%-6s %12llu %12llu %12llu %12llu %9llu %9llu %12llu %12llu %12llu %8llu %8llu %10llu\n",
 		name, s->requests, s->doorbells, s->suppressed, s->completions,
 		s->max_batch, s->ring_full, s->irqs, s->spurious, s->polls,
-		s->rescued, s->rekicks);
+		s->rescued, s->rekicks, pool_waits);
 }
 
 /* One line per queue and a total; writing anything resets them all. */
@@ -180,16 +181,20 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	unsigned int i;
 	int len;
 
-	len = sysfs_emit(buf, "%-6s %12s %12s %12s %12s %9s %9s %12s %12s %12s %8s %8s\n",
+	len = sysfs_emit(buf, "%-6s %12s %12s %12s %12s %9s %9s %12s %12s %12s %8s %8s %10s\n",
 			 "queue", "requests", "doorbells", "suppressed",
 			 "completions", "max_batch", "ring_full", "irqs",
-			 "spurious", "polls", "rescued", "rekicks");
+			 "spurious", "polls", "rescued", "rekicks",
+			 "pool_waits");
 	for (i = 0; i < vb->nr_queues; i++) {
+		struct vblk_queue *q = &vb->queues[i];
+
 		snprintf(name, sizeof(name), "%u", i);
-		len = vblk_emit_stats(buf, len, name, &vb->queues[i].stats);
+		len = vblk_emit_stats(buf, len, name, &q->stats,
+				      vblk_pool_waits(&q->pool));
 	}
 	vblk_sum_stats(vb, &sum);
-	len = vblk_emit_stats(buf, len, "total", &sum);
+	len = vblk_emit_stats(buf, len, "total", &sum, sum.pool_waits);
 	len += sysfs_emit_at(buf, len, "device_irqs %llu config_irqs %llu\n",
 			     READ_ONCE(vb->shared_irqs), READ_ONCE(vb->config_irqs));
 	return len;
@@ -208,6 +213,7 @@ static ssize_t counters_store(struct device *dev, struct device_attribute *attr,
 		spin_lock_irqsave(&q->lock, flags);
 		memset(&q->stats, 0, sizeof(q->stats));
 		spin_unlock_irqrestore(&q->lock, flags);
+		vblk_pool_reset_waits(&q->pool);
 	}
 	vb->shared_irqs = 0;
 	vb->config_irqs = 0;
@@ -264,6 +270,15 @@ static u32 vblk_len_over(struct vblk_dev *vb)
 	return n;
 }
 
+static unsigned int vblk_pool_taken(struct vblk_dev *vb)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < vb->nr_queues; i++)
+		n += vblk_pool_in_use(&vb->queues[i].pool);
+	return n;
+}
+
 static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -273,13 +288,14 @@ static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 		"features %#llx\nqueues %u\npoll_queues %u\nring_size %u\nqueue_depth %u\n"
 		"max_segments %u\nindirect %u\nevent_idx %u\nirq_mode %s\nvectors %d\n"
 		"complete %s\ndma_api %u\nstate %s\nrecoveries %llu\nused_len_over %u\n"
-		"max_ranges %u\nzeroes_may_unmap %u\n",
+		"max_ranges %u\nzeroes_may_unmap %u\npool_entries %u\npool_in_use %u\n",
 		(unsigned long long)vb->pci.features, vb->nr_queues - vb->nr_poll,
 		vb->nr_poll, vb->ring_size, vb->depth, vb->max_segs, vb->indirect,
 		vb->event_idx, vblk_irq_mode_names[vb->pci.irq_mode], vb->pci.nvec,
 		vblk_complete_names[vb->complete], vb->pci.dma_api,
 		vblk_state_names[READ_ONCE(vb->state)], READ_ONCE(vb->recoveries),
-		vblk_len_over(vb), vb->max_ranges, vb->zeroes_may_unmap);
+		vblk_len_over(vb), vb->max_ranges, vb->zeroes_may_unmap,
+		vb->queues[0].pool.blocks * VBLK_POOL_BLOCK, vblk_pool_taken(vb));
 }
 static DEVICE_ATTR_RO(config);
 

@@ -13,6 +13,7 @@
  *   vblk_sysfs.c   the disk's sysfs attributes
  *   vblk_fault.c   the vblk/lose test hook (CONFIG_VBLK_FAULT_INJECT only)
  *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
+ *   vblk_pool.c    per-queue overflow tables for requests with many segments
  *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
  *   vblk_pci.c     modern virtio-pci transport (no knowledge of requests)
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
@@ -23,11 +24,11 @@
  * vblk_sysfs.c and vblk_fault.c serve it at probe and from sysfs. Under
  * them the I/O path: vblk_mq.c and vblk_notify.c are peers (mq rings the
  * doorbell through notify; notify harvests and hands each answer to mq's
- * completion), over vblk_ring.c and vblk_pci.c, which call nothing of
- * vblk's. vblk_params.c and vblk_cmd.c are leaves. The I/O path reports
- * upward only through vb->events (struct vblk_events below), or through
- * state it reads (vb->state); it never calls a function of the files
- * above it.
+ * completion), over vblk_pool.c (mq's storage for large requests),
+ * vblk_ring.c and vblk_pci.c; ring and pci call nothing of vblk's.
+ * vblk_params.c and vblk_cmd.c are leaves. The I/O path reports upward
+ * only through vb->events (struct vblk_events below), or through state it
+ * reads (vb->state); it never calls a function of the files above it.
  *
  * Ownership and locking
  * ---------------------
@@ -46,9 +47,10 @@
  * Counters written outside the lock (interrupt counts) are only ever written
  * by the one handler that owns them.
  *
- * Per-tag DMA storage (header, status byte, descriptor table) belongs to the
- * request holding that tag between queue_rq and its completion; the device
- * owns it from publish until the used element comes back.
+ * Per-tag DMA storage (header, status byte, inline descriptor table) belongs
+ * to the request holding that tag between queue_rq and its completion; the
+ * device owns it from publish until the used element comes back. A pool
+ * run (vblk_pool.c) belongs to the request that took it in the same way.
  */
 #ifndef VBLK_H
 #define VBLK_H
@@ -99,6 +101,7 @@ extern unsigned int vblk_poll_queues;
 extern unsigned int vblk_queue_depth;
 extern unsigned int vblk_ring_size;
 extern unsigned int vblk_max_segments;
+extern unsigned int vblk_pool_entries;
 extern bool vblk_use_indirect;
 extern bool vblk_use_event_idx;
 extern unsigned int vblk_io_timeout;
@@ -148,17 +151,23 @@ struct vblk_stats {
 	u64 polls;		/* irq_poll runs */
 	u64 rescued;		/* answers the request timeout harvested */
 	u64 rekicks;		/* doorbells the request timeout rang again */
+	u64 pool_waits;		/* filled from pool.waits when read */
 };
 
 /*
- * Per-tag DMA storage: the request header, its status byte and the
- * descriptor table (used as the indirect table, or copied into the ring
- * when indirect descriptors are not negotiated). A range command (discard,
- * write zeroes, secure erase) carries no data segments: it uses three
- * descriptors and its range table sits in the table's rest, from
- * tbl[VBLK_RANGE_DESCS] on (vb->tbl_entries leaves room for max_ranges).
+ * Per-tag DMA storage: the request header and a descriptor table just big
+ * enough for a request of VBLK_INLINE_SEGS data segment (header, data,
+ * status): 64 bytes a tag. The status bytes the device writes sit apart,
+ * one per tag after the queue's used ring (q->status). Requests with more
+ * segments, and range commands (discard, write zeroes, secure erase: three
+ * descriptors, then the range table from tbl[VBLK_RANGE_DESCS] on), take
+ * their table from the queue's pool (struct vblk_pool). The table is used
+ * as the indirect table, or copied into the ring when indirect descriptors
+ * are not negotiated.
  */
 #define VBLK_RANGE_DESCS	3
+#define VBLK_INLINE_SEGS	1
+#define VBLK_INLINE_DESCS	(VBLK_INLINE_SEGS + 2)
 struct vblk_req_hdr {
 	__le32 type;
 	__le32 ioprio;
@@ -167,9 +176,27 @@ struct vblk_req_hdr {
 
 struct vblk_tag_dma {
 	struct vblk_req_hdr hdr;
-	u8 status;
-	u8 pad[15];
-	struct vblk_desc tbl[];
+	struct vblk_desc tbl[VBLK_INLINE_DESCS];
+};
+
+/*
+ * The overflow pool of a queue (vblk_pool.c): descriptor table entries in
+ * DMA memory and as many scatterlist entries, handed out in runs of whole
+ * blocks of VBLK_POOL_BLOCK entries to requests that do not fit their tag's
+ * inline table. Allocated at bind with the queue; lock protects map,
+ * waiting and waits (interrupts off).
+ */
+#define VBLK_POOL_BLOCK		8
+struct vblk_pool {
+	spinlock_t lock;		/* map, waits; irqsave */
+	unsigned long *map;		/* a set bit: block taken */
+	unsigned int blocks;
+	struct vblk_desc *tbl;		/* DMA memory, blocks * BLOCK entries */
+	dma_addr_t dma;
+	size_t tbl_bytes;
+	struct scatterlist *sg;		/* the same number of entries */
+	bool waiting;			/* a request found no run since a put */
+	u64 waits;			/* requests that found no run free */
 };
 
 /*
@@ -224,12 +251,18 @@ struct vblk_queue {
 	struct irq_poll iop;
 	struct blk_mq_hw_ctx *hctx;	/* set in init_hctx */
 
-	/* DMA memory of the ring and of the tags, allocated at probe. */
+	/*
+	 * DMA memory of the ring and of the tags, allocated at probe. The
+	 * tags' status bytes follow the ring in ring_mem, from status on.
+	 */
 	void *ring_mem;
 	dma_addr_t ring_dma;
 	size_t ring_bytes;
+	u8 *status;
+	dma_addr_t status_dma;
 	struct vblk_ring_slot *slot;
 	struct vblk_dma_chunk *tag_chunks;	/* depth tags, in chunks */
+	struct vblk_pool pool;			/* tables of large requests */
 };
 
 struct vblk_dev {
@@ -243,7 +276,7 @@ struct vblk_dev {
 	unsigned int depth;		/* tags per queue (<= ring_size) */
 	unsigned int max_segs;		/* data segments per request */
 	unsigned int max_ranges;	/* range table entries per request */
-	unsigned int tbl_entries;	/* descriptor table entries per tag */
+	unsigned int tbl_entries;	/* the largest table a request needs */
 	unsigned int tag_stride;	/* bytes of vblk_tag_dma per tag */
 	unsigned int chunk_shift;	/* log2(tags per chunk) */
 	unsigned int nr_chunks;
@@ -331,6 +364,11 @@ int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
 		    enum dma_data_direction dir);
 void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
 		       enum dma_data_direction dir);
+int vblk_dma_map_page(struct vblk_pci *p, struct page *page,
+		      unsigned int off, unsigned int len,
+		      enum dma_data_direction dir, dma_addr_t *addr);
+void vblk_dma_unmap_page(struct vblk_pci *p, dma_addr_t addr,
+			 unsigned int len, enum dma_data_direction dir);
 
 /* vblk_notify.c: doorbells, interrupts, completion dispatch */
 void vblk_notify(struct vblk_queue *q);
@@ -344,6 +382,21 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget,
 		       struct io_comp_batch *iob);
 int vblk_queue_recover(struct vblk_queue *q);
 void vblk_queue_rekick(struct vblk_queue *q);
+
+/* vblk_pool.c: overflow tables */
+int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
+		    unsigned int entries, unsigned int need);
+void vblk_pool_free(struct vblk_pci *p, struct vblk_pool *pool);
+unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
+			   unsigned int *at);
+bool vblk_pool_put(struct vblk_pool *pool, unsigned int at,
+		   unsigned int entries);
+struct vblk_desc *vblk_pool_tbl(struct vblk_pool *pool, unsigned int at,
+				dma_addr_t *addr);
+struct scatterlist *vblk_pool_sg(struct vblk_pool *pool, unsigned int at);
+u64 vblk_pool_waits(struct vblk_pool *pool);
+unsigned int vblk_pool_in_use(struct vblk_pool *pool);
+void vblk_pool_reset_waits(struct vblk_pool *pool);
 
 /* vblk_mq.c: blk-mq */
 extern const struct blk_mq_ops vblk_mq_ops;

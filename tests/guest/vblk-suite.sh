@@ -236,6 +236,41 @@ case_disk() {
 	check_counters "$d"
 }
 
+# Requests of more than one segment take their descriptor table from the
+# queue's pool. At its smallest (pool_entries=0: one largest request's
+# worth) large random writes from fio's page-sized buffers, 2 x 32 deep on
+# one queue, must wait for runs (pool_waits counts it); everything still
+# verifies, range commands (which always take a run) work beside them, and
+# no run is left taken afterwards (pool_in_use).
+case_pool() {
+	local s=vmq1 d waits out segs
+	setparam pool_entries 0
+	d=$(rebind_vblk "$s")
+	setparam pool_entries 512
+	segs=$(vcfg "$d" max_segments)
+	[ "$(vcfg "$d" pool_entries)" = $(((segs + 2 + 7) / 8 * 8)) ] ||
+		fail "pool_entries $(vcfg "$d" pool_entries) for max_segments $segs"
+	reset_counters "$d"
+	out=$(fio --name=p --filename="/dev/$d" --ioengine=libaio --direct=1 \
+		--rw=randwrite --bsrange=64k-1m --iodepth=32 --numjobs=2 \
+		--size=32m --offset_increment=32m --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --group_reporting 2>&1) || fail "fio verify on $d failed: $(tail -5 <<<"$out")"
+	! grep -qiE 'verify failed|bad magic|mismatch' <<<"$out" || fail "bad data on $d"
+	fio --name=m --filename="/dev/$d" --ioengine=libaio --direct=1 \
+		--rw=write --bs=4m --size=16m --offset=64m --iodepth=4 \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 >/dev/null 2>&1 ||
+		fail "4 MiB writes with verify on $d failed"
+	blkdiscard -o 96m -l 8m "/dev/$d" || fail "blkdiscard on $d"
+	blkdiscard -z -o 104m -l 8m "/dev/$d" || fail "BLKZEROOUT on $d"
+	cmp -n 8388608 -i 109051904:0 "/dev/$d" /dev/zero || fail "$d: zeroed range reads back non-zero"
+	check_counters "$d"
+	waits=$(vcount "$d" total pool_waits)
+	step "pool_waits $waits"
+	[ "$waits" -gt 0 ] || fail "large requests 64 deep never waited for a pool run"
+	[ "$(vcfg "$d" pool_in_use)" = 0 ] || fail "pool runs still taken after I/O: $(vcfg "$d" pool_in_use)"
+	rebind_vblk "$s" >/dev/null
+}
+
 # A 16-entry ring without indirect descriptors fills up: requests wait for
 # room (ring_full counts it) and all data still verifies. QEMU 10 offers
 # 1024 entries whatever queue-size says, so the driver asks for 16.
@@ -685,6 +720,7 @@ main() {
 	run_case "auto picks softirq for shared vectors" case_auto_shared
 	run_case "failed probe unwinds" case_probe_unwind
 	run_case "ring full and requeue (vq16)" case_ring_full
+	run_case "overflow pool at its smallest (vmq1)" case_pool
 	run_case "notify_in_lock flipped under I/O" case_notify_flip
 	run_case "interrupt moderation (irq_coalesce)" case_coalesce
 	run_case "lost interrupt and lost doorbell recovered" case_lost_wakeups

@@ -1,0 +1,26 @@
+#!/bin/bash
+# ad-hoc: large random reads from page-sized buffers, vblk pool sizes vs virtio_blk (icount: IOPS per guest second)
+set -u
+R=/work/wt-pool
+echo never > /sys/kernel/mm/transparent_hugepage/enabled
+insmod $R/build/$(uname -r)/vblk.ko
+dev_of() { for d in /sys/block/*; do [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && basename $d; done; }
+A=$(dev_of big1); B=$(dev_of big2)
+PCI=$($R/scripts/vblk-bind show $B | cut -d' ' -f1)
+$R/scripts/vblk-bind vblk $PCI >/dev/null
+B=$(dev_of big2)
+run() { fio --name=x --filename=/dev/$1 --ioengine=libaio --direct=1 --rw=randread --bs=$2 --iodepth=32 --numjobs=2 --time_based --runtime=6 --ramp_time=1 --group_reporting --output-format=terse | awk -F';' '{print $8}'; }
+for bs in 128k 512k; do
+ for round in 1 2 3; do
+  a=$(run $A $bs)
+  for pe in 0 4096; do
+   echo $pe > /sys/module/vblk/parameters/pool_entries
+   $R/scripts/vblk-bind none $PCI >/dev/null; $R/scripts/vblk-bind vblk $PCI >/dev/null
+   B=$(dev_of big2)
+   echo 1 > /sys/block/$B/vblk/counters
+   b=$(run $B $bs)
+   w=$(awk '$1=="total"{print $13}' /sys/block/$B/vblk/counters)
+   echo "bs=$bs round=$round virtio_blk=$a vblk(pool_entries=$pe,$(grep pool_entries /sys/block/$B/vblk/config))=$b pool_waits=$w"
+  done
+ done
+done
