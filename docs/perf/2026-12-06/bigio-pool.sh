@@ -1,7 +1,13 @@
 #!/bin/bash
-# ad-hoc: large random reads from page-sized buffers, vblk pool sizes vs virtio_blk (icount: IOPS per guest second)
+# Large random reads from page-sized buffers (THP off): vblk with the
+# smallest overflow pool (pool_entries=0) and with 4096 entries, against
+# virtio_blk, 3 rounds. Run under icount (IOPS per guest second), e.g.
+#   scripts/vm-run --kernel 6.12 --out results/bigio \
+#     --qemu-opt "-icount shift=3,align=off,sleep=on" \
+#     --disk 'null,size=4G,serial=big1' --disk 'null,size=4G,serial=big2' \
+#     -- docs/perf/2026-12-06/bigio-pool.sh
 set -u
-R=/work/wt-pool
+R=$(cd "$(dirname "$0")/../../.." && pwd)
 echo never > /sys/kernel/mm/transparent_hugepage/enabled
 insmod $R/build/$(uname -r)/vblk.ko
 dev_of() { for d in /sys/block/*; do [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && basename $d; done; }
