@@ -112,7 +112,6 @@ static blk_status_t vblk_take_table(struct vblk_queue *q, struct vblk_req *vr,
 {
 	unsigned int at, n;
 
-	vr->pool_n = 0;
 	if (need <= VBLK_INLINE_DESCS)
 		return BLK_STS_OK;
 	n = vblk_pool_get(&q->pool, need, &at);
@@ -207,8 +206,6 @@ static blk_status_t vblk_map_data(struct vblk_queue *q, struct request *rq,
 	blk_status_t st;
 
 	*mapped = 0;
-	vr->nents = 0;
-	vr->one_buf = false;
 	if (!segs)
 		return BLK_STS_OK;
 	if (segs == 1 && vblk_map_one_buf(q, rq, &st)) {
@@ -302,7 +299,6 @@ static blk_status_t vblk_prep_range_cmd(struct vblk_queue *q, struct request *rq
 	unsigned int nr;
 	blk_status_t st;
 
-	vr->nents = 0;
 	st = vblk_take_table(q, vr, max(VBLK_RANGE_DESCS + cap,
 					VBLK_INLINE_DESCS + 1));
 	if (st)
@@ -334,7 +330,6 @@ static blk_status_t vblk_prep_data_cmd(struct vblk_queue *q, struct request *rq,
 	int mapped, i, n = 0;
 	blk_status_t st;
 
-	vr->nents = 0;
 	st = vblk_take_table(q, vr, segs + 2);
 	if (st)
 		return st;
@@ -380,6 +375,10 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 		return BLK_STS_NOTSUPP;
 	t = vblk_tag(q, rq->tag, &base);
 	base += offsetof(struct vblk_tag_dma, hdr);
+	/* Nothing mapped, no pool run: what vblk_unmap_data() undoes. */
+	vr->nents = 0;
+	vr->one_buf = false;
+	vr->pool_n = 0;
 	if (vblk_is_range_cmd(type))
 		st = vblk_prep_range_cmd(q, rq, base);
 	else

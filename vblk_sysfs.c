@@ -157,7 +157,6 @@ static void vblk_sum_stats(struct vblk_dev *vb, struct vblk_stats *sum)
 		sum->polls += READ_ONCE(s->polls);
 		sum->rescued += READ_ONCE(s->rescued);
 		sum->rekicks += READ_ONCE(s->rekicks);
-		sum->pool_waits += vblk_pool_waits(&vb->queues[i].pool);
 	}
 }
 
@@ -177,6 +176,7 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 {
 	struct vblk_dev *vb = vblk_from_dev(dev);
 	struct vblk_stats sum;
+	u64 waits, all_waits = 0;
 	char name[12];
 	unsigned int i;
 	int len;
@@ -189,12 +189,13 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	for (i = 0; i < vb->nr_queues; i++) {
 		struct vblk_queue *q = &vb->queues[i];
 
+		waits = vblk_pool_waits(&q->pool);
+		all_waits += waits;
 		snprintf(name, sizeof(name), "%u", i);
-		len = vblk_emit_stats(buf, len, name, &q->stats,
-				      vblk_pool_waits(&q->pool));
+		len = vblk_emit_stats(buf, len, name, &q->stats, waits);
 	}
 	vblk_sum_stats(vb, &sum);
-	len = vblk_emit_stats(buf, len, "total", &sum, sum.pool_waits);
+	len = vblk_emit_stats(buf, len, "total", &sum, all_waits);
 	len += sysfs_emit_at(buf, len, "device_irqs %llu config_irqs %llu\n",
 			     READ_ONCE(vb->shared_irqs), READ_ONCE(vb->config_irqs));
 	return len;

@@ -151,7 +151,6 @@ struct vblk_stats {
 	u64 polls;		/* irq_poll runs */
 	u64 rescued;		/* answers the request timeout harvested */
 	u64 rekicks;		/* doorbells the request timeout rang again */
-	u64 pool_waits;		/* filled from pool.waits when read */
 };
 
 /*
