@@ -17,14 +17,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plan import HEADLINE  # noqa: E402
+from report import load_json  # noqa: E402
 
 
 def load(d):
-    p = os.path.join(d, "summary.json")
-    if not os.path.exists(p):
-        return None
-    with open(p) as f:
-        return json.load(f)
+    return load_json(os.path.join(d, "summary.json"))
 
 
 def merge(runs, headline=None):

@@ -136,6 +136,22 @@ LOCKPROF = {"exp": "notify-rt", "arms": ["in-lock", "outside"], "jobs": ["rr4k-q
             "seconds": 6.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": False}
 
 
+def notify_arms(serial):
+    """notify_in_lock A/B on one disk: inside the lock (base, control), outside (test)."""
+    return [{"label": "in-lock", "serial": serial, "set": {"notify_in_lock": 1}, "role": "base"},
+            {"label": "in-lock#2", "serial": serial, "set": {"notify_in_lock": 1}, "role": "control"},
+            {"label": "outside", "serial": serial, "set": {"notify_in_lock": 0}, "role": "test"}]
+
+
+def softirq_setup_arms(h, h2, s):
+    """complete= A/B: disks h and h2 bound hardirq (base, control), s softirq (test)."""
+    return {"setup": [bind_with(h, complete="hardirq"), bind_with(h2, complete="hardirq"),
+                      bind_with(s, complete="softirq")],
+            "arms": [{"label": "hardirq", "serial": h, "role": "base"},
+                     {"label": "hardirq#2", "serial": h2, "role": "control"},
+                     {"label": "softirq", "serial": s, "role": "test"}]}
+
+
 def contention_experiments():
     E = []
     # A one-queue disk gets mq-deadline (the kernel's default for a single
@@ -158,9 +174,7 @@ def contention_experiments():
                      % (sched or "mq-deadline (default)"),
             "disks": ["%s,serial=%s,props=num-queues=1" % (NULL, serial)],
             "setup": setup,
-            "arms": [{"label": "in-lock", "serial": serial, "set": {"notify_in_lock": 1}, "role": "base"},
-                     {"label": "in-lock#2", "serial": serial, "set": {"notify_in_lock": 1}, "role": "control"},
-                     {"label": "outside", "serial": serial, "set": {"notify_in_lock": 0}, "role": "test"}],
+            "arms": notify_arms(serial),
             "restore": {"notify_in_lock": DEFAULTS_RUNTIME["notify_in_lock"]},
             "jobs": [job("rr4k-qd64-nj4")],
             "targets": {"rr4k-qd64-nj4": 1.20},
@@ -173,11 +187,7 @@ def contention_experiments():
                  "(num-queues=4, vectors=2), 4 jobs on 4 vCPUs",
         "disks": ["%s,serial=%s,props=num-queues=4,props=vectors=2" % (NULL, s)
                   for s in ("r1h", "r1h2", "r1s")],
-        "setup": [bind_with("r1h", complete="hardirq"), bind_with("r1h2", complete="hardirq"),
-                  bind_with("r1s", complete="softirq")],
-        "arms": [{"label": "hardirq", "serial": "r1h", "role": "base"},
-                 {"label": "hardirq#2", "serial": "r1h2", "role": "control"},
-                 {"label": "softirq", "serial": "r1s", "role": "test"}],
+        **softirq_setup_arms("r1h", "r1h2", "r1s"),
         "jobs": [job("rr4k-qd32-nj4")],
         "targets": {"*": 1.10},
     })
@@ -249,9 +259,7 @@ def experiments(mode):
         "title": "seed 000: doorbell outside (notify_in_lock=0) vs inside (=1) the queue lock, one queue",
         "disks": ["%s,serial=nq" % NULL],
         "setup": [bind_with("nq", num_queues=1)],
-        "arms": [{"label": "in-lock", "serial": "nq", "set": {"notify_in_lock": 1}, "role": "base"},
-                 {"label": "in-lock#2", "serial": "nq", "set": {"notify_in_lock": 1}, "role": "control"},
-                 {"label": "outside", "serial": "nq", "set": {"notify_in_lock": 0}, "role": "test"}],
+        "arms": notify_arms("nq"),
         "restore": {"notify_in_lock": DEFAULTS_RUNTIME["notify_in_lock"]},
         "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2"), job("rr4k-qd64-nj4")],
         "targets": {"rr4k-qd64-nj2": 1.20},
@@ -278,11 +286,7 @@ def experiments(mode):
         "disks": ["%s,serial=v1h,props=num-queues=2,props=vectors=2" % NULL,
                   "%s,serial=v1h2,props=num-queues=2,props=vectors=2" % NULL,
                   "%s,serial=v1s,props=num-queues=2,props=vectors=2" % NULL],
-        "setup": [bind_with("v1h", complete="hardirq"), bind_with("v1h2", complete="hardirq"),
-                  bind_with("v1s", complete="softirq")],
-        "arms": [{"label": "hardirq", "serial": "v1h", "role": "base"},
-                 {"label": "hardirq#2", "serial": "v1h2", "role": "control"},
-                 {"label": "softirq", "serial": "v1s", "role": "test"}],
+        **softirq_setup_arms("v1h", "v1h2", "v1s"),
         "jobs": [job("rr4k-qd32-nj4")],
         "targets": {"*": 1.10},
     })

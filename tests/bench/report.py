@@ -93,12 +93,16 @@ def load_jsonl(path):
     return res
 
 
-def load_host_noise(out):
-    p = os.path.join(out, "host-noise.json")
-    if not os.path.exists(p):
+def load_json(path):
+    """A results file's JSON, or None when the run did not write it."""
+    if not os.path.exists(path):
         return None
-    with open(p) as f:
+    with open(path) as f:
         return json.load(f)
+
+
+def load_host_noise(out):
+    return load_json(os.path.join(out, "host-noise.json"))
 
 
 def host_noise_text(hn):

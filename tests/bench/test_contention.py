@@ -15,16 +15,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
-
-PASS, FAIL = [0], [0]
-
-
-def check(name, cond, detail=""):
-    if cond:
-        PASS[0] += 1
-    else:
-        FAIL[0] += 1
-        print("FAIL %s %s" % (name, detail))
+from checks import check, finish  # noqa: E402
 
 
 def plan(*args):
@@ -66,8 +57,7 @@ def main():
     p3, _ = plan("--mode", "quick")
     check("quick unchanged: 2 vCPUs, icount, no lockprof",
           p3["cpus"] == 2 and p3["clock"] == "icount" and "lockprof" not in p3)
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    return 1 if FAIL[0] else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -12,16 +12,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lockprof as L  # noqa: E402
 import profile_report as P  # noqa: E402
-
-PASS, FAIL = [0], [0]
-
-
-def check(name, cond, detail=""):
-    if cond:
-        PASS[0] += 1
-    else:
-        FAIL[0] += 1
-        print("FAIL %s %s" % (name, detail))
+from checks import check, finish  # noqa: E402
 
 
 SCRIPT = """\
@@ -103,8 +94,7 @@ def main():
         rows = json.load(open(os.path.join(d, "lockprof.json")))
         check("main: one row (error skipped)", len(rows) == 1 and rows[0]["arm"] == "in-lock", rows)
         check("main: md written", "spin us/IO" in open(os.path.join(d, "lockprof.md")).read())
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    return 1 if FAIL[0] else 0
+    return finish()
 
 
 if __name__ == "__main__":

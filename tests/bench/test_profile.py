@@ -13,16 +13,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import profile_report as P  # noqa: E402
-
-PASS, FAIL = [0], [0]
-
-
-def check(name, cond, detail=""):
-    if cond:
-        PASS[0] += 1
-    else:
-        FAIL[0] += 1
-        print("FAIL %s %s" % (name, detail))
+from checks import check, finish  # noqa: E402
 
 
 SCRIPT = """\
@@ -268,8 +259,7 @@ def main():
     test_tables()
     test_analyse(s)
     test_section()
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    return 1 if FAIL[0] else 0
+    return finish()
 
 
 if __name__ == "__main__":
