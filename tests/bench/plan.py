@@ -17,6 +17,7 @@ test/base ratio. Arms run interleaved in rotating order, after a warm-up.
 import argparse
 import json
 import os
+import sys
 
 # fio jobs, scaled to the 2 vCPUs of the lab guest (the report states it).
 JOBS = {
@@ -454,6 +455,12 @@ def main():
     exps = experiments(a.mode)
     if a.only:
         keep = a.only.split(",")
+        # The quick and headline modes have drv only: say so rather than
+        # drop an experiment without a word (ceiling needs --full).
+        for k in keep:
+            if k not in {e["name"] for e in exps}:
+                print("plan.py: note: --only %s: no such experiment in --mode %s (%s)" % (
+                    k, a.mode, " ".join(e["name"] for e in exps)), file=sys.stderr)
         # "ceiling" and "coalesce" use drv's vblk disk, --profile drv's
         # disks: keep drv's disks and setup (not its jobs).
         if (({"ceiling", "coalesce"} & set(keep)) or a.profile) and "drv" not in keep:
