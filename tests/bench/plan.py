@@ -420,6 +420,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--profile-jobs", default="", help="profile these jobs (comma-separated; implies --profile)")
+    ap.add_argument("--profile-no-irq", action="store_true",
+                    help="profile without the irq_handler_entry/exit tracepoints (their cost is left out)")
     ap.add_argument("--ko", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--kernel", default="6.12")
@@ -514,6 +516,8 @@ def main():
         plan["lockprof"] = lp
     if a.profile:
         plan["profile"] = profile_spec(exps, pjobs or None)
+        if a.profile_no_irq:
+            plan["profile"]["irq_trace"] = False
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     for d in disks:
