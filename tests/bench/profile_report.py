@@ -270,9 +270,24 @@ def attribute_hardirq(samples, delays, intervals, disk_irq=None):
             out.append(s)
             continue
         moved += 1
-        frame = "[hardirq: disk]" if name == disk_irq else "[hardirq %s]" % name
+        disk = name in disk_irq if isinstance(disk_irq, (set, frozenset, list, tuple)) else name == disk_irq
+        frame = "[hardirq: disk]" if disk else "[hardirq %s]" % name
         out.append(dict(s, comm="hardirq", tid=-1, frames=[frame]))
     return out, moved
+
+
+def disk_irqs(handlers, match=None):
+    """All of the profiled disk's interrupts among the traced handlers:
+    with a prefix match (virtio_blk: "virtio3-", one name per queue,
+    virtio3-req.0, virtio3-req.1, ...) every handler with that prefix,
+    as a job on both vCPUs takes both queues' interrupts (vblk's queues
+    share one name); else the one disk_irq_name finds."""
+    if match and match[0] == "prefix" and match[1]:
+        names = {n for n in handlers if n.startswith(match[1])}
+        if names:
+            return names
+    one = disk_irq_name(handlers, match)
+    return {one} if one else set()
 
 
 def disk_irq_name(handlers, match=None):
@@ -428,7 +443,7 @@ def analyse(rec, samples, ns_insn, irqs=()):
             h = handlers.setdefault(name, [0, 0.0])
             h[0] += 1
             h[1] += (b - a) * 1e9
-    disk_irq = disk_irq_name(handlers, rec.get("irq_match"))
+    disk_irq = disk_irqs(handlers, rec.get("irq_match"))
     win, moved = attribute_hardirq(win, delays, ivs, disk_irq)
     wt = weights(win, period)
     folded = fold(wt)
@@ -441,6 +456,8 @@ def analyse(rec, samples, ns_insn, irqs=()):
            "win_s": rec["t1"] - rec["t0"], "n_window": len(win), "n_busy": len(wt),
            "n_idle": len(win) - len(wt), "busy_w": busy_w,
            "busy_ns_stat": rec.get("guest_busy_s", 0) * 1e9,
+           "idle_ns_stat": (rec["guest_cpu_total_s"] - rec.get("guest_busy_s", 0)) * 1e9
+           if "guest_cpu_total_s" in rec else None,
            "busy_ns_samples": len(wt) * period, "insn_ns_samples": busy_w * period,
            "perf_late": first is not None and first > rec["t0"] + 2 * period / 1e9,
            "perf_share": sum(w for s, w in wt if comm_root(s["comm"]) == "perf") / busy_w if busy_w else 0,
@@ -509,16 +526,43 @@ def categories(folded):
     return out
 
 
-def time_split(r, ns_insn):
+def time_split(r, ns_insn, ncpu=2):
     """Per I/O: guest wall time, busy instructions (samples) and their
-    time, /proc/stat's busy CPU time, and idle = wall - busy (the time no
-    guest instruction ran: under icount with sleep=on the guest's clock
-    then follows the host's, so this is the wait for the host). us, instr."""
+    time, idle = wall - busy (the time no guest instruction ran: under
+    icount with sleep=on the guest's clock then follows the host's, so
+    this is the wait for the host), and the vCPUs' busy time from
+    /proc/stat's idle (ncpu x wall - idle: /proc/stat's idle is measured,
+    its user and system are counted in ticks, which miss short busy
+    spells). us, instructions."""
     wall = r["win_s"] * 1e6 / r["ios"]
     busy = r["ipio"] * ns_insn / 1000
+    idle_stat = r.get("idle_ns_stat")
     return {"wall_us": wall, "busy_insn": r["ipio"], "busy_us": busy,
-            "busy_stat_us": r["busy_ns_stat"] / 1000 / r["ios"], "idle_us": wall - busy,
-            "busy_share": busy / wall if wall else 0}
+            "busy_cpu_us": (ncpu * r["win_s"] * 1e9 - idle_stat) / 1000 / r["ios"] if idle_stat is not None else None,
+            "idle_us": wall - busy, "busy_share": busy / wall if wall else 0}
+
+
+def slices_split(out, exp, job, arm, ncpu=2):
+    """The same job and arm in the experiment's slices (no perf running):
+    medians of IOPS, wall us/IO and the vCPUs' busy time per I/O from
+    /proc/stat's idle (ncpu x wall - idle); None if it did not run."""
+    runs = os.path.join(out, "runs.jsonl")
+    if not exp or not os.path.exists(runs):
+        return None
+    v = []
+    with open(runs) as f:
+        for ln in f:
+            r = json.loads(ln)
+            if r.get("exp") == exp and r.get("job") == job and r.get("arm") == arm and r.get("record") \
+                    and r.get("win_ios") and "guest_cpu_total_s" in r and not r.get("error"):
+                v.append(r)
+    if not v:
+        return None
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    return {"n": len(v), "iops": med([r["win_iops"] for r in v]),
+            "wall_us": med([r["win_s"] * 1e6 / r["win_ios"] for r in v]),
+            "busy_cpu_us": med([(ncpu * r["win_s"] - r["guest_cpu_total_s"] + r["guest_busy_s"]) * 1e6 / r["win_ios"]
+                                for r in v])}
 
 
 def md_table(header, rows):
@@ -595,28 +639,32 @@ def detail_job(prof, job, arms):
     return str(job_fio(prof, job).get("iodepth")) == "1" or len(arms) > len(prof.get("arms") or [0, 0])
 
 
-def split_block(job, arms, res, cmps, ns_insn):
-    """Markdown: per I/O wall, busy and idle time of each arm, and what the
-    difference of the walls is made of."""
+def split_block(out, job, arms, res, cmps, ns_insn, ncpu=2):
+    """Markdown: per I/O wall, busy and idle time of each arm, what the
+    difference of the walls is made of, and the same from the
+    experiment's slices, which ran without perf."""
     R = ["#### Time per I/O, %s: busy instructions and idle\n" % job]
     R.append("*wall*: the window's guest time / I/Os (1 / IOPS; one fio job: the I/Os follow one another). "
              "*busy*: the instructions per I/O of all busy samples (both vCPUs, weighted as above) x %d ns. "
              "*idle* = wall - busy: the time per I/O in which no guest instruction ran; under icount with "
              "`sleep=on` the guest's clock then follows the host's, so this is the wait for the host (QEMU's "
-             "device emulation, the doorbell's exit, the interrupt's injection), not guest work. *busy "
-             "(/proc/stat)*: busy CPU time of both vCPUs, the cross-check (perf's sampling work included).\n"
-             % ns_insn)
+             "device emulation, the doorbell's exit, the interrupt's injection), and perf's own sampling work, "
+             "which no sample sees. *vCPUs busy*: %d x wall - idle of /proc/stat, per I/O: both vCPUs' "
+             "non-idle time (/proc/stat's idle is measured; its user and system time is counted in ticks, "
+             "which at QD1 miss most short busy spells: that is why *(busy CPU)* above is low here); it "
+             "counts time in which both vCPUs were busy twice, so it is an upper bound of busy.\n"
+             % (ns_insn, ncpu))
     rows, sp = [], {}
     for arm in arms:
         r = res.get((job, arm))
         if not r:
             continue
-        t = sp[arm] = time_split(r, ns_insn)
+        t = sp[arm] = time_split(r, ns_insn, ncpu)
         rows.append([arm, "%.0f" % (r["iops"] or 0), "%.1f" % t["wall_us"], "%.0f" % t["busy_insn"],
-                     "%.1f" % t["busy_us"], "%.1f" % t["busy_stat_us"], "%.1f" % t["idle_us"],
-                     "%.1f%%" % (100 * t["busy_share"])])
-    R.append(md_table(["driver", "IOPS", "wall us/IO", "busy instr/IO", "busy us/IO", "busy us/IO (/proc/stat)",
-                       "idle us/IO", "busy share of wall"], rows))
+                     "%.1f" % t["busy_us"], "%.1f" % t["idle_us"], "%.1f%%" % (100 * t["busy_share"]),
+                     "%.1f" % t["busy_cpu_us"] if t["busy_cpu_us"] is not None else "-"])
+    R.append(md_table(["driver", "IOPS", "wall us/IO", "busy instr/IO", "busy us/IO", "idle us/IO",
+                       "busy share of wall", "vCPUs busy us/IO (/proc/stat)"], rows))
     R.append("")
     for test, ref in cmps:
         a, b = sp.get(ref), sp.get(test)
@@ -630,6 +678,20 @@ def split_block(job, arms, res, cmps, ns_insn):
                      a["wall_us"] / b["wall_us"], test, a["wall_us"] / b["idle_us"] if b["idle_us"] > 0 else 0,
                      ref, a["wall_us"] / (b["busy_us"] + a["idle_us"])))
     R.append("")
+    rows = []
+    for arm in arms:
+        r = res.get((job, arm))
+        sl = slices_split(out, r["rec"].get("exp") if r else None, job, arm, ncpu)
+        if sl:
+            rows.append([arm, sl["n"], "%.0f" % sl["iops"], "%.1f" % sl["wall_us"], "%.1f" % sl["busy_cpu_us"],
+                         "%.1f" % (sl["wall_us"] - sl["busy_cpu_us"])])
+    if rows:
+        R.append("Without perf: the experiment's slices of the same job (medians). perf's sampling (and its irq "
+                 "tracepoints) cost guest instructions, which at QD1 lengthen the wall of the profile windows "
+                 "above; the slices' *idle at least* = wall - vCPUs busy is the time in which no vCPU ran.\n")
+        R.append(md_table(["driver", "slices", "IOPS", "wall us/IO", "vCPUs busy us/IO (/proc/stat)",
+                           "idle at least, us/IO"], rows))
+        R.append("")
     return R
 
 
@@ -801,7 +863,7 @@ def section(out, plan=None, n=20, summary=None):
             r = res.get((job, arm))
             if r and r["irq_traced"]:
                 for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: -x[1][1]):
-                    hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name == r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
+                    hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name in r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
                                   "%.0f" % (ns / ns_insn / r["ios"])])
         if hrows:
             R.append("#### Hard interrupt handlers, %s (traced)\n" % job)
@@ -811,7 +873,7 @@ def section(out, plan=None, n=20, summary=None):
             R.append("")
         if detail_job(prof, job, arms):
             if str(job_fio(prof, job).get("iodepth")) == "1":
-                R += split_block(job, arms, res, jcmps[job], ns_insn)
+                R += split_block(out, job, arms, res, jcmps[job], ns_insn, plan.get("cpus") or 2)
             R += category_block(job, arms, res, jcmps[job])
         for test, ref in jcmps[job]:
             a, b = res.get((job, ref)), res.get((job, test))

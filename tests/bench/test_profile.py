@@ -182,13 +182,25 @@ def test_hardirq():
           and abs(r["hardirq_ipio_traced"] - (504000 + 50000) / 8 / 10) < 1e-3
           and r["handlers"]["vblk0"][0] == 1, r)
     check("analyse deferred", abs(r["deferred"] - 2 / 5) < 1e-9, r["deferred"])
-    check("disk irq by time", r["disk_irq"] == "virtio2-req.0" and
+    check("disk irq by time", r["disk_irq"] == {"virtio2-req.0"} and
           r["folded"].get("hardirq;[hardirq: disk]") == 1.0 and r["folded"].get("hardirq;[hardirq vblk0]") == 1.0,
           (r["disk_irq"], r["folded"]))
     h = {"virtio2-req.0": [5, 100.0], "virtio3-req.0": [1, 10.0], "0000:00:0c.0": [2, 50.0]}
     check("disk irq prefix", P.disk_irq_name(h, ["prefix", "virtio3-"]) == "virtio3-req.0")
     check("disk irq exact", P.disk_irq_name(h, ["exact", "0000:00:0c.0"]) == "0000:00:0c.0")
     check("disk irq none", P.disk_irq_name(h, ["none", None]) == "virtio2-req.0" and P.disk_irq_name({}) is None)
+    h2 = dict(h, **{"virtio3-req.1": [1, 5.0]})
+    check("disk irqs prefix: every queue", P.disk_irqs(h2, ["prefix", "virtio3-"]) == {"virtio3-req.0", "virtio3-req.1"})
+    check("disk irqs exact", P.disk_irqs(h2, ["exact", "0000:00:0c.0"]) == {"0000:00:0c.0"}
+          and P.disk_irqs(h2, ["none", None]) == {"virtio2-req.0"} and P.disk_irqs({}) == set())
+    iv2 = {0: [(1.0, 1.1, "virtio3-req.0"), (2.0, 2.1, "virtio3-req.1"), (3.0, 3.1, "other")]}
+    ss = [{"comm": "fio", "tid": 9, "cpu": 0, "time": t, "period": 1, "frames": ["x"]} for t in (1.05, 2.05, 3.05)]
+    mv, n2 = P.attribute_hardirq(ss, [0, 0, 0], iv2, {"virtio3-req.0", "virtio3-req.1"})
+    check("both queues are the disk", n2 == 0)
+    mv, n2 = P.attribute_hardirq([dict(x, time=x["time"] + 0.00001) for x in ss], [10000] * 3, iv2,
+                                 {"virtio3-req.0", "virtio3-req.1"})
+    check("both queues are the disk, moved", n2 == 3 and [x["frames"][0] for x in mv] ==
+          ["[hardirq: disk]", "[hardirq: disk]", "[hardirq other]"], mv)
 
 
 def test_tables():
@@ -269,12 +281,28 @@ def test_categories():
 
 
 def test_time_split():
-    r = {"win_s": 2.0, "ios": 10000, "ipio": 12500.0, "busy_ns_stat": 0.5e9}
+    r = {"win_s": 2.0, "ios": 10000, "ipio": 12500.0, "busy_ns_stat": 0.5e9, "idle_ns_stat": 2.5e9}
     t = P.time_split(r, 8)
-    # wall 200 us/IO, busy 12500 x 8 ns = 100 us, idle 100 us, /proc/stat 50 us
+    # wall 200 us/IO, busy 12500 x 8 ns = 100 us, idle 100 us; vCPUs busy (2 x 2 s - 2.5 s) / 10000 = 150 us
     check("split", abs(t["wall_us"] - 200) < 1e-9 and abs(t["busy_us"] - 100) < 1e-9
-          and abs(t["idle_us"] - 100) < 1e-9 and abs(t["busy_stat_us"] - 50) < 1e-9
+          and abs(t["idle_us"] - 100) < 1e-9 and abs(t["busy_cpu_us"] - 150) < 1e-9
           and abs(t["busy_share"] - 0.5) < 1e-9 and t["busy_insn"] == 12500.0, t)
+    t = P.time_split(dict(r, idle_ns_stat=None), 8)
+    check("split without idle", t["busy_cpu_us"] is None)
+    with tempfile.TemporaryDirectory() as d:
+        check("slices none", P.slices_split(d, "drv", "q1", "vblk") is None)
+        runs = [{"exp": "drv", "job": "q1", "arm": "vblk", "record": True, "win_s": 1.0, "win_ios": n,
+                 "win_iops": float(n), "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2} for n in (4000, 5000, 4500)]
+        runs += [{"exp": "drv", "job": "q1", "arm": "vblk", "record": False, "win_s": 1.0, "win_ios": 1,
+                  "win_iops": 1.0, "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2},
+                 {"exp": "drv", "job": "q1", "arm": "virtio_blk", "record": True, "win_s": 1.0, "win_ios": 1,
+                  "win_iops": 1.0, "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2}]
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in runs))
+        sl = P.slices_split(d, "drv", "q1", "vblk")
+        # idle 1.4 s of 2 s of vCPU time: busy 0.6 s / 4500 I/Os = 133.3 us; wall 1 s / 4500 = 222.2 us
+        check("slices", sl["n"] == 3 and sl["iops"] == 4500.0 and abs(sl["wall_us"] - 1e6 / 4500) < 1e-6
+              and abs(sl["busy_cpu_us"] - 0.6e6 / 4500) < 1e-6, sl)
 
 
 def test_arms():
@@ -321,13 +349,14 @@ def test_section3():
             # q1: 2 s windows with 100 I/Os: wall 20000 us/IO
             recs.append({"exp": exp, "job": job, "arm": arm, "period_ns": 1000000, "t0": 9.0,
                          "t1": 11.0, "win_ios": 100, "win_iops": 50.0 if arm != "vblk" else 60.0,
-                         "guest_busy_s": 0.005, "file": name})
+                         "guest_busy_s": 0.005, "guest_cpu_total_s": 3.0, "file": name})
         with open(os.path.join(d, "profile.jsonl"), "w") as f:
             f.write("".join(json.dumps(r) + "\n" for r in recs))
         runs = [{"exp": "ceiling", "job": "j2", "arm": a, "record": True, "win_iops": v}
                 for a, v in (("null_blk", 100.0), ("null_blk", 110.0), ("null_blk", 120.0), ("vblk", 90.0),
                              ("null_blk#2", 1.0))]
-        runs += [{"exp": "drv", "job": "q1", "arm": a, "record": True, "win_iops": v}
+        runs += [{"exp": "drv", "job": "q1", "arm": a, "record": True, "win_iops": v, "win_s": 1.0,
+                  "win_ios": int(v), "guest_cpu_total_s": 1.5, "guest_busy_s": 0.1}
                  for a, v in (("virtio_blk", 40.0), ("vblk", 50.0))]
         with open(os.path.join(d, "runs.jsonl"), "w") as f:
             f.write("".join(json.dumps(r) + "\n" for r in runs))
@@ -349,6 +378,7 @@ def test_section3():
         check("3 arms ceiling ratio", "- j2: vblk / null_blk instructions per I/O 2.000 (samples)" in txt and
               "ceiling's IOPS ratio (slices) 0.818, i.e. instructions per I/O 1.222" in txt, txt)
         check("drv ratio", "drv's IOPS ratio (slices) 1.250, i.e. instructions per I/O 0.800" in txt, txt)
+        check("no slices table for j2", txt.count("Without perf: the experiment's slices") == 1, txt)
         check("diff vs virtio_blk", "#### vblk minus virtio_blk, j2" in txt and "#### vblk minus virtio_blk, q1" in txt)
         check("diff vs null_blk", "#### vblk minus null_blk, j2" in txt and "#### vblk minus null_blk, q1" not in txt
               and "| `null_queue_rq [null_blk]` | 2500 | 0 | -2500 |" in txt
@@ -359,8 +389,12 @@ def test_section3():
               "| total | 6250 | 5000 | 2500 | -1250 | +2500 |" in txt, txt)
         check("split only at QD1", "#### Time per I/O, q1" in txt and "#### Time per I/O, j2" not in txt)
         # q1: wall 2 s / 100 = 20000 us; vblk busy 7500 x 8 ns = 60 us; idle 19940 us
-        check("split rows", "| vblk | 60 | 20000.0 | 7500 | 60.0 | 50.0 | 19940.0 | 0.3% |" in txt and
-              "| virtio_blk | 50 | 20000.0 | 10000 | 80.0 | 50.0 | 19920.0 | 0.4% |" in txt, txt)
+        # vCPUs busy: (2 x 2 s - (3.0 - 0.005) s) / 100 I/Os = 10050 us
+        check("split rows", "| vblk | 60 | 20000.0 | 7500 | 60.0 | 19940.0 | 0.3% | 10050.0 |" in txt and
+              "| virtio_blk | 50 | 20000.0 | 10000 | 80.0 | 19920.0 | 0.4% | 10050.0 |" in txt, txt)
+        # slices: vblk 50 I/Os in 1 s: wall 20000 us, busy (2 - 1.4) s / 50 = 12000 us, idle 8000
+        check("split slices", "| vblk | 1 | 50 | 20000.0 | 12000.0 | 8000.0 |" in txt and
+              "| virtio_blk | 1 | 40 | 25000.0 | 15000.0 | 10000.0 |" in txt, txt)
         check("split diff", "- vblk vs virtio_blk: wall +0.0 us/IO = busy -20.0 us (-2500 instructions) + idle "
               "+20.0 us; IOPS ratio vblk / virtio_blk 1.000. With vblk's idle time as measured and no guest "
               "instructions at all the ratio would be at most 1.003; with its busy time as measured and idle "
