@@ -801,12 +801,30 @@ def profile_arm(prof, exp, job, arm, dev, k):
     return rec
 
 
+def profile_arms(prof, job, exps):
+    """[(experiment, arm)] that profile this job: the job's own "arms" or
+    the profile's, each an arm label of the profile's experiment or
+    "EXP:LABEL" (tests/bench/plan.py, profile_spec); ones not in the plan
+    are left out."""
+    out = []
+    for name in job.get("arms", prof["arms"]):
+        en, _, label = name.rpartition(":")
+        exp = exps.get(en or prof["exp"])
+        arm = next((a for a in (exp or {}).get("arms", []) if a["label"] == label), None)
+        if arm is None:
+            log("profile: no arm %s in the plan" % name)
+            continue
+        out.append((exp, arm))
+    return out
+
+
 def run_profile(prof, plan, info, jsonl="profile.jsonl"):
-    """The profile phase: for each job, each profiled arm of the experiment
-    (virtio_blk and vblk of drv) alone under perf; records in
-    OUT/profile.jsonl for tests/bench/profile_report.py."""
-    exp = next((e for e in plan["experiments"] if e["name"] == prof["exp"]), None)
-    if exp is None:
+    """The profile phase: for each job, each profiled arm (virtio_blk and
+    vblk of drv; with --profile-jobs, null_blk of ceiling on its job too)
+    alone under perf; records in OUT/profile.jsonl for
+    tests/bench/profile_report.py."""
+    exps = {e["name"]: e for e in plan["experiments"]}
+    if prof["exp"] not in exps:
         log("profile: no experiment %s in the plan" % prof["exp"])
         return
     if not os.path.isdir("/sys/kernel/tracing/events"):
@@ -814,7 +832,6 @@ def run_profile(prof, plan, info, jsonl="profile.jsonl"):
     wr("/proc/sys/kernel/kptr_restrict", "0")
     wr("/proc/sys/kernel/perf_event_paranoid", "-1")
     info["perf"] = sh("perf --version", check=False).strip()
-    arms = [a for a in exp["arms"] if a["label"] in prof["arms"]]
     # The kernel's and the modules' text symbols of this boot: the host
     # side names kernel frames from them (with their module: perf script
     # --kallsyms calls module code [kernel.kallsyms]).
@@ -824,7 +841,7 @@ def run_profile(prof, plan, info, jsonl="profile.jsonl"):
                      if ln[17:18] in ("t", "T", "w", "W"))
     out = open(os.path.join(OUT, jsonl), "a")
     for job in prof["jobs"]:
-        for k, arm in enumerate(arms):
+        for k, (exp, arm) in enumerate(profile_arms(prof, job, exps)):
             dev = resolve_arm(arm)
             t = time.monotonic()
             try:

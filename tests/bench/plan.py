@@ -17,6 +17,7 @@ test/base ratio. Arms run interleaved in rotating order, after a warm-up.
 import argparse
 import json
 import os
+import sys
 
 # fio jobs, scaled to the 2 vCPUs of the lab guest (the report states it).
 JOBS = {
@@ -116,6 +117,32 @@ HEADLINE = [("drv", "rr4k-qd64-nj1"), ("drv", "rr4k-qd64-nj2"),
 # hard interrupt handlers that the cpu-clock samples cannot see.
 PROFILE = {"exp": "drv", "arms": ["virtio_blk", "vblk"], "jobs": ["rr4k-qd64-nj1", "rw4k-qd64-nj1"],
            "seconds": 8.0, "warm": 1.5, "period_ns": 1000000, "irq_trace": True}
+
+# --profile-jobs A,B (scripts/bench): profile these jobs instead of
+# PROFILE's, each with drv's virtio_blk and vblk. A job that the ceiling
+# experiment runs (rr4k-qd64-nj2), when ceiling is in the plan, also gets
+# the ceiling's null_blk arm (queue_mode=2 irqmode=0: no device, no
+# interrupt), so that the report can say what vblk pays that null_blk does
+# not. Such a job lists its arms itself, "EXP:LABEL" for another
+# experiment's arm; the others take the profile's.
+PROFILE_EXTRA_ARMS = {"ceiling": ["null_blk"]}
+
+
+def profile_spec(exps, jobs=None):
+    """The plan's "profile": PROFILE with its jobs (fio job dicts), or
+    with `jobs` (names) instead, and the arms of PROFILE_EXTRA_ARMS'
+    experiments added to the jobs those experiments run."""
+    prof = dict(PROFILE)
+    prof["jobs"] = [job(j) for j in (jobs or PROFILE["jobs"])]
+    if jobs is None:
+        return prof
+    for e in exps:
+        extra = PROFILE_EXTRA_ARMS.get(e["name"], [])
+        ejobs = {j["name"] for j in e["jobs"]}
+        for j in prof["jobs"]:
+            if extra and j["name"] in ejobs:
+                j["arms"] = list(j.get("arms", prof["arms"])) + ["%s:%s" % (e["name"], a) for a in extra]
+    return prof
 
 
 # --contention: one boot in real time (multi-threaded TCG, one host thread
@@ -392,11 +419,19 @@ def main():
     ap.add_argument("--clock", choices=["real", "icount"], default="icount")
     ap.add_argument("--only", default="")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile-jobs", default="", help="profile these jobs (comma-separated; implies --profile)")
+    ap.add_argument("--profile-no-irq", action="store_true",
+                    help="profile without the irq_handler_entry/exit tracepoints (their cost is left out)")
     ap.add_argument("--ko", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--kernel", default="6.12")
     ap.add_argument("out")
     a = ap.parse_args()
+    pjobs = [j for j in a.profile_jobs.split(",") if j]
+    for j in pjobs:
+        if j not in JOBS:
+            ap.error("--profile-jobs: no job %s (jobs: %s)" % (j, " ".join(JOBS)))
+    a.profile = a.profile or bool(pjobs)
     # slices (default): every arm's fio runs for the whole job, stopped while
     # the other arms take their turn; rounds of short slices, each arm
     # measured within a second of the others, so that the slow swings of
@@ -422,6 +457,12 @@ def main():
     exps = experiments(a.mode)
     if a.only:
         keep = a.only.split(",")
+        # The quick and headline modes have drv only: say so rather than
+        # drop an experiment without a word (ceiling needs --full).
+        for k in keep:
+            if k not in {e["name"] for e in exps}:
+                print("plan.py: note: --only %s: no such experiment in --mode %s (%s)" % (
+                    k, a.mode, " ".join(e["name"] for e in exps)), file=sys.stderr)
         # "ceiling" and "coalesce" use drv's vblk disk, --profile drv's
         # disks: keep drv's disks and setup (not its jobs).
         if (({"ceiling", "coalesce"} & set(keep)) or a.profile) and "drv" not in keep:
@@ -474,9 +515,9 @@ def main():
         lp["jobs"] = [job(j) for j in LOCKPROF["jobs"]]
         plan["lockprof"] = lp
     if a.profile:
-        prof = dict(PROFILE)
-        prof["jobs"] = [job(j) for j in PROFILE["jobs"]]
-        plan["profile"] = prof
+        plan["profile"] = profile_spec(exps, pjobs or None)
+        if a.profile_no_irq:
+            plan["profile"]["irq_trace"] = False
     with open(os.path.join(a.out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     for d in disks:

@@ -270,9 +270,24 @@ def attribute_hardirq(samples, delays, intervals, disk_irq=None):
             out.append(s)
             continue
         moved += 1
-        frame = "[hardirq: disk]" if name == disk_irq else "[hardirq %s]" % name
+        disk = name in disk_irq if isinstance(disk_irq, (set, frozenset, list, tuple)) else name == disk_irq
+        frame = "[hardirq: disk]" if disk else "[hardirq %s]" % name
         out.append(dict(s, comm="hardirq", tid=-1, frames=[frame]))
     return out, moved
+
+
+def disk_irqs(handlers, match=None):
+    """All of the profiled disk's interrupts among the traced handlers:
+    with a prefix match (virtio_blk: "virtio3-", one name per queue,
+    virtio3-req.0, virtio3-req.1, ...) every handler with that prefix,
+    as a job on both vCPUs takes both queues' interrupts (vblk's queues
+    share one name); else the one disk_irq_name finds."""
+    if match and match[0] == "prefix" and match[1]:
+        names = {n for n in handlers if n.startswith(match[1])}
+        if names:
+            return names
+    one = disk_irq_name(handlers, match)
+    return {one} if one else set()
 
 
 def disk_irq_name(handlers, match=None):
@@ -428,7 +443,7 @@ def analyse(rec, samples, ns_insn, irqs=()):
             h = handlers.setdefault(name, [0, 0.0])
             h[0] += 1
             h[1] += (b - a) * 1e9
-    disk_irq = disk_irq_name(handlers, rec.get("irq_match"))
+    disk_irq = disk_irqs(handlers, rec.get("irq_match"))
     win, moved = attribute_hardirq(win, delays, ivs, disk_irq)
     wt = weights(win, period)
     folded = fold(wt)
@@ -441,6 +456,8 @@ def analyse(rec, samples, ns_insn, irqs=()):
            "win_s": rec["t1"] - rec["t0"], "n_window": len(win), "n_busy": len(wt),
            "n_idle": len(win) - len(wt), "busy_w": busy_w,
            "busy_ns_stat": rec.get("guest_busy_s", 0) * 1e9,
+           "idle_ns_stat": (rec["guest_cpu_total_s"] - rec.get("guest_busy_s", 0)) * 1e9
+           if "guest_cpu_total_s" in rec else None,
            "busy_ns_samples": len(wt) * period, "insn_ns_samples": busy_w * period,
            "perf_late": first is not None and first > rec["t0"] + 2 * period / 1e9,
            "perf_share": sum(w for s, w in wt if comm_root(s["comm"]) == "perf") / busy_w if busy_w else 0,
@@ -473,6 +490,79 @@ def diff_rows(a, b, n=25):
         rows.append((fn, sa, sb, sb - sa, ia, ib, ib - ia))
     rows.sort(key=lambda r: (-max(abs(r[3]), abs(r[6])), r[0]))
     return rows[:n]
+
+
+# Where a job's instructions go, coarsely: each folded stack goes to the
+# first category whose test matches (root = the process, frames = the
+# stack). Interrupts come first: one taken in fio's or the idle task's
+# context belongs to it (its handler, entry and exit, and the softirqs run
+# on the way out, where the block layer may complete I/O).
+INTR = re.compile(r"^(asm_)?(common_interrupt|sysvec_|__sysvec_)|^\[hardirq")
+CATEGORIES = [
+    ("perf (the profiler)", lambda root, fr: root == "perf"),
+    ("interrupts (handlers, entry and exit, softirqs on exit)",
+     lambda root, fr: root == "hardirq" or any(INTR.search(f) for f in fr)),
+    ("idle task outside interrupts (waking up, going to sleep)", lambda root, fr: root == "swapper"),
+    ("ksoftirqd", lambda root, fr: root == "ksoftirqd"),
+    ("kworker", lambda root, fr: root == "kworker"),
+    ("fio: io_submit", lambda root, fr: root == "fio" and "__x64_sys_io_submit" in fr),
+    ("fio: io_getevents", lambda root, fr: root == "fio" and any(
+        f in ("__x64_sys_io_getevents", "__x64_sys_io_pgetevents") for f in fr)),
+    ("fio: other kernel", lambda root, fr: root == "fio" and any(f != "[user]" for f in fr)),
+    ("fio: user space", lambda root, fr: root == "fio"),
+    ("other processes", lambda root, fr: True),
+]
+
+
+def categories(folded):
+    """{category: weight} of folded stacks (CATEGORIES: every stack in
+    exactly one, so they add up to the total)."""
+    out = {}
+    for key, w in folded.items():
+        parts = key.split(";")
+        root, fr = parts[0], parts[1:]
+        name = next(c for c, test in CATEGORIES if test(root, fr))
+        out[name] = out.get(name, 0.0) + w
+    return out
+
+
+def time_split(r, ns_insn, ncpu=2):
+    """Per I/O: guest wall time, busy instructions (samples) and their
+    time, idle = wall - busy (the time no guest instruction ran: under
+    icount with sleep=on the guest's clock then follows the host's, so
+    this is the wait for the host), and the vCPUs' busy time from
+    /proc/stat's idle (ncpu x wall - idle: /proc/stat's idle is measured,
+    its user and system are counted in ticks, which miss short busy
+    spells). us, instructions."""
+    wall = r["win_s"] * 1e6 / r["ios"]
+    busy = r["ipio"] * ns_insn / 1000
+    idle_stat = r.get("idle_ns_stat")
+    return {"wall_us": wall, "busy_insn": r["ipio"], "busy_us": busy,
+            "busy_cpu_us": (ncpu * r["win_s"] * 1e9 - idle_stat) / 1000 / r["ios"] if idle_stat is not None else None,
+            "idle_us": wall - busy, "busy_share": busy / wall if wall else 0}
+
+
+def slices_split(out, exp, job, arm, ncpu=2):
+    """The same job and arm in the experiment's slices (no perf running):
+    medians of IOPS, wall us/IO and the vCPUs' busy time per I/O from
+    /proc/stat's idle (ncpu x wall - idle); None if it did not run."""
+    runs = os.path.join(out, "runs.jsonl")
+    if not exp or not os.path.exists(runs):
+        return None
+    v = []
+    with open(runs) as f:
+        for ln in f:
+            r = json.loads(ln)
+            if r.get("exp") == exp and r.get("job") == job and r.get("arm") == arm and r.get("record") \
+                    and r.get("win_ios") and "guest_cpu_total_s" in r and not r.get("error"):
+                v.append(r)
+    if not v:
+        return None
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    return {"n": len(v), "iops": med([r["win_iops"] for r in v]),
+            "wall_us": med([r["win_s"] * 1e6 / r["win_ios"] for r in v]),
+            "busy_cpu_us": med([(ncpu * r["win_s"] - r["guest_cpu_total_s"] + r["guest_busy_s"]) * 1e6 / r["win_ios"]
+                                for r in v])}
 
 
 def md_table(header, rows):
@@ -512,6 +602,118 @@ def driver_block(label, job, r, svg_rel, n):
                      "%.1f%%" % (100 * b[1] / r["ipio"]) if b[1] is not None else ""])
     R.append(md_table(["#", "function (self)", "instr/IO", "share", "function (inclusive)",
                        "instr/IO", "share"], rows))
+    R.append("")
+    return R
+
+
+def job_arms(prof, job, recs):
+    """The arm labels of a job, in order: the plan's job's own "arms"
+    ("EXP:LABEL" for another experiment's arm) or the profile's; arms of
+    records the plan does not name at the end."""
+    pj = next((j for j in prof.get("jobs") or [] if isinstance(j, dict) and j.get("name") == job), {})
+    arms = [a.rpartition(":")[2] for a in pj.get("arms") or prof.get("arms") or ["virtio_blk", "vblk"]]
+    for rec in recs:
+        if rec.get("job") == job and rec.get("arm") not in arms:
+            arms.append(rec.get("arm"))
+    return arms
+
+
+def comparisons(prof, arms):
+    """(test, reference) pairs of a job's arms: the profile's test (its
+    last arm, vblk) against its base (the first, virtio_blk), then against
+    every other arm of the job (null_blk)."""
+    pa = prof.get("arms") or ["virtio_blk", "vblk"]
+    base, test = pa[0], pa[-1]
+    return [(test, ref) for ref in [base] + [a for a in arms if a not in pa]]
+
+
+def job_fio(prof, job):
+    pj = next((j for j in prof.get("jobs") or [] if isinstance(j, dict) and j.get("name") == job), {})
+    return pj.get("fio") or {}
+
+
+def detail_job(prof, job, arms):
+    """Jobs that get the time split and the categories: QD1 (the guest
+    waits for the host between I/Os) and jobs with more arms than the
+    profile's two (null_blk: what vblk pays that no device costs)."""
+    return str(job_fio(prof, job).get("iodepth")) == "1" or len(arms) > len(prof.get("arms") or [0, 0])
+
+
+def split_block(out, job, arms, res, cmps, ns_insn, ncpu=2):
+    """Markdown: per I/O wall, busy and idle time of each arm, what the
+    difference of the walls is made of, and the same from the
+    experiment's slices, which ran without perf."""
+    R = ["#### Time per I/O, %s: busy instructions and idle\n" % job]
+    R.append("*wall*: the window's guest time / I/Os (1 / IOPS; one fio job: the I/Os follow one another). "
+             "*busy*: the instructions per I/O of all busy samples (both vCPUs, weighted as above) x %d ns. "
+             "*idle* = wall - busy: the time per I/O in which no guest instruction ran; under icount with "
+             "`sleep=on` the guest's clock then follows the host's, so this is the wait for the host (QEMU's "
+             "device emulation, the doorbell's exit, the interrupt's injection), and perf's own sampling work, "
+             "which no sample sees. *vCPUs busy*: %d x wall - idle of /proc/stat, per I/O: both vCPUs' "
+             "non-idle time (/proc/stat's idle is measured; its user and system time is counted in ticks, "
+             "which at QD1 miss most short busy spells: that is why *(busy CPU)* above is low here); it "
+             "counts time in which both vCPUs were busy twice, so it is an upper bound of busy.\n"
+             % (ns_insn, ncpu))
+    rows, sp = [], {}
+    for arm in arms:
+        r = res.get((job, arm))
+        if not r:
+            continue
+        t = sp[arm] = time_split(r, ns_insn, ncpu)
+        rows.append([arm, "%.0f" % (r["iops"] or 0), "%.1f" % t["wall_us"], "%.0f" % t["busy_insn"],
+                     "%.1f" % t["busy_us"], "%.1f" % t["idle_us"], "%.1f%%" % (100 * t["busy_share"]),
+                     "%.1f" % t["busy_cpu_us"] if t["busy_cpu_us"] is not None else "-"])
+    R.append(md_table(["driver", "IOPS", "wall us/IO", "busy instr/IO", "busy us/IO", "idle us/IO",
+                       "busy share of wall", "vCPUs busy us/IO (/proc/stat)"], rows))
+    R.append("")
+    for test, ref in cmps:
+        a, b = sp.get(ref), sp.get(test)
+        if not (a and b):
+            continue
+        R.append("- %s vs %s: wall %+.1f us/IO = busy %+.1f us (%+.0f instructions) + idle %+.1f us; IOPS ratio "
+                 "%s / %s %.3f. With %s's idle time as measured and no guest instructions at all the ratio "
+                 "would be at most %.3f; with its busy time as measured and idle as %s's, %.3f." % (
+                     test, ref, b["wall_us"] - a["wall_us"], b["busy_us"] - a["busy_us"],
+                     b["busy_insn"] - a["busy_insn"], b["idle_us"] - a["idle_us"], test, ref,
+                     a["wall_us"] / b["wall_us"], test, a["wall_us"] / b["idle_us"] if b["idle_us"] > 0 else 0,
+                     ref, a["wall_us"] / (b["busy_us"] + a["idle_us"])))
+    R.append("")
+    rows = []
+    for arm in arms:
+        r = res.get((job, arm))
+        sl = slices_split(out, r["rec"].get("exp") if r else None, job, arm, ncpu)
+        if sl:
+            rows.append([arm, sl["n"], "%.0f" % sl["iops"], "%.1f" % sl["wall_us"], "%.1f" % sl["busy_cpu_us"],
+                         "%.1f" % (sl["wall_us"] - sl["busy_cpu_us"])])
+    if rows:
+        R.append("Without perf: the experiment's slices of the same job (medians). perf's sampling (and its irq "
+                 "tracepoints) cost guest instructions, which at QD1 lengthen the wall of the profile windows "
+                 "above; the slices' *idle at least* = wall - vCPUs busy is the time in which no vCPU ran.\n")
+        R.append(md_table(["driver", "slices", "IOPS", "wall us/IO", "vCPUs busy us/IO (/proc/stat)",
+                           "idle at least, us/IO"], rows))
+        R.append("")
+    return R
+
+
+def category_block(job, arms, res, cmps):
+    """Markdown: instructions per I/O by CATEGORIES, per arm, and the
+    differences of the comparisons."""
+    cats = {arm: categories(res[(job, arm)]["folded"]) for arm in arms if (job, arm) in res}
+    ks = {arm: res[(job, arm)]["k"] for arm in cats}
+    cmps = [(t, r) for t, r in cmps if t in cats and r in cats]
+    R = ["#### Instructions per I/O by kind, %s\n" % job]
+    R.append("Every busy sample's stack in one kind, the first that fits: an interrupt (any stack with an "
+             "interrupt entry frame, or a handler's moved sample) belongs to *interrupts* whatever it "
+             "interrupted, fio's system calls by the call. The kinds add up to the total.\n")
+    rows = []
+    for name, _ in CATEGORIES + [("total", None)]:
+        v = {arm: (sum(cats[arm].values()) if name == "total" else cats[arm].get(name, 0.0)) * ks[arm]
+             for arm in cats}
+        if name != "total" and not any(round(x) for x in v.values()):
+            continue
+        rows.append([name] + ["%.0f" % v[arm] for arm in cats] +
+                    ["%+.0f" % (v[t] - v[r]) for t, r in cmps])
+    R.append(md_table(["kind"] + list(cats) + ["%s - %s" % c for c in cmps], rows))
     R.append("")
     return R
 
@@ -599,7 +801,8 @@ def section(out, plan=None, n=20, summary=None):
     for rec in recs:
         if rec.get("job") not in jobs:
             jobs.append(rec.get("job"))
-    arms = prof.get("arms") or ["virtio_blk", "vblk"]
+    jarms = {job: job_arms(prof, job, recs) for job in jobs}
+    jcmps = {job: comparisons(prof, jarms[job]) for job in jobs}
     R.append("### Totals and the check of the method\n")
     R.append("*instr/IO (samples)*: the sum above over all busy samples. *(busy CPU)*: busy CPU time from "
              "/proc/stat over the window / %d ns / I/Os (counts both vCPUs' time in full, and perf's own "
@@ -609,7 +812,7 @@ def section(out, plan=None, n=20, summary=None):
              "for. *perf*: perf's own process in the busy samples.\n" % (ns_insn, ns_insn))
     trs = []
     for job in jobs:
-        for arm in arms:
+        for arm in jarms[job]:
             r = res.get((job, arm))
             if not r:
                 continue
@@ -624,26 +827,32 @@ def section(out, plan=None, n=20, summary=None):
                        "(wall)", "busy samples x period / busy CPU", "perf", "deferred",
                        "hard irq instr/IO, traced / sampled", "perf started late"], trs))
     R.append("")
-    ratios = []
+    # The ratios, grouped by the reference arm (virtio_blk first).
+    refs = []
     for job in jobs:
-        a, b = res.get((job, arms[0])), res.get((job, arms[-1]))
-        if a and b:
-            ratios.append("- %s: %s / %s instructions per I/O %.3f (samples), %.3f (busy CPU), %.3f (wall); "
-                          "IOPS ratio in the profile windows %.3f%s" % (
-                              job, arms[-1], arms[0], b["ipio"] / a["ipio"], b["ipio_stat"] / a["ipio_stat"],
-                              b["ipio_wall"] / a["ipio_wall"], (b["iops"] or 0) / (a["iops"] or 1),
-                              drv_ratio_text(out, job)))
+        for test, ref in jcmps[job]:
+            if (test, ref) not in refs:
+                refs.append((test, ref))
+    for test, ref in refs:
+        ratios = []
+        for job in jobs:
+            a, b = res.get((job, ref)), res.get((job, test))
+            if (test, ref) in jcmps[job] and a and b:
+                ratios.append("- %s: %s / %s instructions per I/O %.3f (samples), %.3f (busy CPU), %.3f (wall); "
+                              "IOPS ratio in the profile windows %.3f%s" % (
+                                  job, test, ref, b["ipio"] / a["ipio"], b["ipio_stat"] / a["ipio_stat"],
+                                  b["ipio_wall"] / a["ipio_wall"], (b["iops"] or 0) / (a["iops"] or 1),
+                                  ratio_text(out, job, a["rec"].get("exp"), ref, b["rec"].get("exp"), test)))
+                if summary is not None:
+                    summary.append("profile %s: instructions per I/O %s %.0f, %s %.0f, ratio %.3f "
+                                   "(report.md, profile/*.svg)" % (job, ref, a["ipio"], test, b["ipio"],
+                                                                  b["ipio"] / a["ipio"]))
+        if ratios:
+            R.append("Ratio %s / %s (below 1: %s needs fewer instructions per I/O):\n" % (test, ref, test))
+            R += ratios
+            R.append("")
     for job in jobs:
-        a, b = res.get((job, arms[0])), res.get((job, arms[-1]))
-        if a and b and summary is not None:
-            summary.append("profile %s: instructions per I/O %s %.0f, %s %.0f, ratio %.3f "
-                           "(report.md, profile/*.svg)" % (job, arms[0], a["ipio"], arms[-1], b["ipio"],
-                                                          b["ipio"] / a["ipio"]))
-    if ratios:
-        R.append("Ratio %s / %s (below 1: %s needs fewer instructions per I/O):\n" % (arms[-1], arms[0], arms[-1]))
-        R += ratios
-        R.append("")
-    for job in jobs:
+        arms = jarms[job]
         R.append("### %s\n" % job)
         for arm in arms:
             r = res.get((job, arm))
@@ -654,7 +863,7 @@ def section(out, plan=None, n=20, summary=None):
             r = res.get((job, arm))
             if r and r["irq_traced"]:
                 for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: -x[1][1]):
-                    hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name == r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
+                    hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name in r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
                                   "%.0f" % (ns / ns_insn / r["ios"])])
         if hrows:
             R.append("#### Hard interrupt handlers, %s (traced)\n" % job)
@@ -662,38 +871,47 @@ def section(out, plan=None, n=20, summary=None):
                      "interrupt's entry and exit, nor the softirq it may raise).\n")
             R.append(md_table(["driver", "irq", "calls per I/O", "instr per call", "instr/IO"], hrows))
             R.append("")
-        a, b = res.get((job, arms[0])), res.get((job, arms[-1]))
-        if a and b:
-            R.append("#### %s minus %s, %s\n" % (arms[-1], arms[0], job))
+        if detail_job(prof, job, arms):
+            if str(job_fio(prof, job).get("iodepth")) == "1":
+                R += split_block(out, job, arms, res, jcmps[job], ns_insn, plan.get("cpus") or 2)
+            R += category_block(job, arms, res, jcmps[job])
+        for test, ref in jcmps[job]:
+            a, b = res.get((job, ref)), res.get((job, test))
+            if not (a and b):
+                continue
+            R.append("#### %s minus %s, %s\n" % (test, ref, job))
             R.append("Instructions per I/O per function, sorted by the larger absolute difference (self or "
                      "inclusive). The self differences of all functions add up to the difference of the "
                      "totals, %+.0f (%.0f - %.0f).\n" % (b["ipio"] - a["ipio"], b["ipio"], a["ipio"]))
             rows = [[md_fn(fn), "%.0f" % sa, "%.0f" % sb, "%+.0f" % ds, "%.0f" % ia, "%.0f" % ib, "%+.0f" % di]
                     for fn, sa, sb, ds, ia, ib, di in diff_rows(a, b)]
-            R.append(md_table(["function", "self %s" % arms[0], "self %s" % arms[-1], "self diff",
-                               "incl %s" % arms[0], "incl %s" % arms[-1], "incl diff"], rows))
+            R.append(md_table(["function", "self %s" % ref, "self %s" % test, "self diff",
+                               "incl %s" % ref, "incl %s" % test, "incl diff"], rows))
             R.append("")
     return R
 
 
-def drv_ratio_text(out, job):
-    """The drv experiment's IOPS ratio test/base for the same job in this
-    boot (median of the slices), if it ran: the cross-check of the totals."""
+def ratio_text(out, job, ref_exp, ref, test_exp, test):
+    """The IOPS ratio test/ref for the same job in this boot's experiments
+    (median of the slices), if one experiment ran both arms: drv's for
+    vblk / virtio_blk, ceiling's for vblk / null_blk. The cross-check of
+    the totals."""
+    exp = ref_exp if ref_exp and ref_exp != "drv" else test_exp
     runs = os.path.join(out, "runs.jsonl")
-    if not os.path.exists(runs):
+    if not exp or not os.path.exists(runs):
         return ""
     v = {}
     with open(runs) as f:
         for ln in f:
             r = json.loads(ln)
-            if r.get("exp") == "drv" and r.get("job") == job and r.get("record") and "win_iops" in r \
+            if r.get("exp") == exp and r.get("job") == job and r.get("record") and "win_iops" in r \
                     and not r.get("error"):
                 v.setdefault(r["arm"], []).append(r["win_iops"])
-    if "vblk" not in v or "virtio_blk" not in v:
+    if test not in v or ref not in v:
         return ""
     med = lambda xs: sorted(xs)[len(xs) // 2]
-    return "; drv's IOPS ratio (slices) %.3f, i.e. instructions per I/O %.3f" % (
-        med(v["vblk"]) / med(v["virtio_blk"]), med(v["virtio_blk"]) / med(v["vblk"]))
+    return "; %s's IOPS ratio (slices) %.3f, i.e. instructions per I/O %.3f" % (
+        exp, med(v[test]) / med(v[ref]), med(v[ref]) / med(v[test]))
 
 
 def main():

@@ -182,13 +182,25 @@ def test_hardirq():
           and abs(r["hardirq_ipio_traced"] - (504000 + 50000) / 8 / 10) < 1e-3
           and r["handlers"]["vblk0"][0] == 1, r)
     check("analyse deferred", abs(r["deferred"] - 2 / 5) < 1e-9, r["deferred"])
-    check("disk irq by time", r["disk_irq"] == "virtio2-req.0" and
+    check("disk irq by time", r["disk_irq"] == {"virtio2-req.0"} and
           r["folded"].get("hardirq;[hardirq: disk]") == 1.0 and r["folded"].get("hardirq;[hardirq vblk0]") == 1.0,
           (r["disk_irq"], r["folded"]))
     h = {"virtio2-req.0": [5, 100.0], "virtio3-req.0": [1, 10.0], "0000:00:0c.0": [2, 50.0]}
     check("disk irq prefix", P.disk_irq_name(h, ["prefix", "virtio3-"]) == "virtio3-req.0")
     check("disk irq exact", P.disk_irq_name(h, ["exact", "0000:00:0c.0"]) == "0000:00:0c.0")
     check("disk irq none", P.disk_irq_name(h, ["none", None]) == "virtio2-req.0" and P.disk_irq_name({}) is None)
+    h2 = dict(h, **{"virtio3-req.1": [1, 5.0]})
+    check("disk irqs prefix: every queue", P.disk_irqs(h2, ["prefix", "virtio3-"]) == {"virtio3-req.0", "virtio3-req.1"})
+    check("disk irqs exact", P.disk_irqs(h2, ["exact", "0000:00:0c.0"]) == {"0000:00:0c.0"}
+          and P.disk_irqs(h2, ["none", None]) == {"virtio2-req.0"} and P.disk_irqs({}) == set())
+    iv2 = {0: [(1.0, 1.1, "virtio3-req.0"), (2.0, 2.1, "virtio3-req.1"), (3.0, 3.1, "other")]}
+    ss = [{"comm": "fio", "tid": 9, "cpu": 0, "time": t, "period": 1, "frames": ["x"]} for t in (1.05, 2.05, 3.05)]
+    mv, n2 = P.attribute_hardirq(ss, [0, 0, 0], iv2, {"virtio3-req.0", "virtio3-req.1"})
+    check("both queues are the disk", n2 == 0)
+    mv, n2 = P.attribute_hardirq([dict(x, time=x["time"] + 0.00001) for x in ss], [10000] * 3, iv2,
+                                 {"virtio3-req.0", "virtio3-req.1"})
+    check("both queues are the disk, moved", n2 == 3 and [x["frames"][0] for x in mv] ==
+          ["[hardirq: disk]", "[hardirq: disk]", "[hardirq other]"], mv)
 
 
 def test_tables():
@@ -248,6 +260,148 @@ def test_section():
         check("section empty", P.section(os.path.join(d, "profile")) == [])
 
 
+def test_categories():
+    f = {"fio;[user]": 1.0,
+         "fio;[user];entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_io_submit;vblk_queue_rq [vblk]": 2.0,
+         "fio;[user];do_syscall_64;__x64_sys_io_submit;asm_common_interrupt;common_interrupt;vblk_irq [vblk]": 0.5,
+         "fio;[user];do_syscall_64;__x64_sys_io_pgetevents;aio_read_events_ring": 0.25,
+         "fio;[user];do_syscall_64;__x64_sys_futex": 0.125,
+         "swapper;do_idle;schedule_idle": 4.0,
+         "swapper;do_idle;asm_sysvec_call_function_single;sysvec_call_function_single": 8.0,
+         "hardirq;[hardirq: disk]": 16.0, "perf;[user]": 32.0, "ksoftirqd;handle_softirqs": 64.0,
+         "kworker;blk_mq_run_work_fn": 128.0, "python3;[user]": 256.0}
+    c = P.categories(f)
+    check("categories", c == {"fio: user space": 1.0, "fio: io_submit": 2.0,
+                              "interrupts (handlers, entry and exit, softirqs on exit)": 24.5,
+                              "fio: io_getevents": 0.25, "fio: other kernel": 0.125,
+                              "idle task outside interrupts (waking up, going to sleep)": 4.0,
+                              "perf (the profiler)": 32.0, "ksoftirqd": 64.0, "kworker": 128.0,
+                              "other processes": 256.0}, c)
+    check("categories add up", abs(sum(c.values()) - sum(f.values())) < 1e-9)
+
+
+def test_time_split():
+    r = {"win_s": 2.0, "ios": 10000, "ipio": 12500.0, "busy_ns_stat": 0.5e9, "idle_ns_stat": 2.5e9}
+    t = P.time_split(r, 8)
+    # wall 200 us/IO, busy 12500 x 8 ns = 100 us, idle 100 us; vCPUs busy (2 x 2 s - 2.5 s) / 10000 = 150 us
+    check("split", abs(t["wall_us"] - 200) < 1e-9 and abs(t["busy_us"] - 100) < 1e-9
+          and abs(t["idle_us"] - 100) < 1e-9 and abs(t["busy_cpu_us"] - 150) < 1e-9
+          and abs(t["busy_share"] - 0.5) < 1e-9 and t["busy_insn"] == 12500.0, t)
+    t = P.time_split(dict(r, idle_ns_stat=None), 8)
+    check("split without idle", t["busy_cpu_us"] is None)
+    with tempfile.TemporaryDirectory() as d:
+        check("slices none", P.slices_split(d, "drv", "q1", "vblk") is None)
+        runs = [{"exp": "drv", "job": "q1", "arm": "vblk", "record": True, "win_s": 1.0, "win_ios": n,
+                 "win_iops": float(n), "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2} for n in (4000, 5000, 4500)]
+        runs += [{"exp": "drv", "job": "q1", "arm": "vblk", "record": False, "win_s": 1.0, "win_ios": 1,
+                  "win_iops": 1.0, "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2},
+                 {"exp": "drv", "job": "q1", "arm": "virtio_blk", "record": True, "win_s": 1.0, "win_ios": 1,
+                  "win_iops": 1.0, "guest_cpu_total_s": 1.6, "guest_busy_s": 0.2}]
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in runs))
+        sl = P.slices_split(d, "drv", "q1", "vblk")
+        # idle 1.4 s of 2 s of vCPU time: busy 0.6 s / 4500 I/Os = 133.3 us; wall 1 s / 4500 = 222.2 us
+        check("slices", sl["n"] == 3 and sl["iops"] == 4500.0 and abs(sl["wall_us"] - 1e6 / 4500) < 1e-6
+              and abs(sl["busy_cpu_us"] - 0.6e6 / 4500) < 1e-6, sl)
+
+
+def test_arms():
+    prof = {"arms": ["virtio_blk", "vblk"],
+            "jobs": [{"name": "j2", "fio": {"iodepth": 64}, "arms": ["virtio_blk", "vblk", "ceiling:null_blk"]},
+                     {"name": "q1", "fio": {"iodepth": 1}}, {"name": "j1", "fio": {"iodepth": 64}}]}
+    recs = [{"job": "j1", "arm": "vblk"}, {"job": "j1", "arm": "odd"}]
+    check("job arms own", P.job_arms(prof, "j2", []) == ["virtio_blk", "vblk", "null_blk"])
+    check("job arms profile's", P.job_arms(prof, "q1", []) == ["virtio_blk", "vblk"])
+    check("job arms records", P.job_arms(prof, "j1", recs) == ["virtio_blk", "vblk", "odd"])
+    check("job arms no plan", P.job_arms({}, "x", []) == ["virtio_blk", "vblk"])
+    check("comparisons", P.comparisons(prof, ["virtio_blk", "vblk", "null_blk"])
+          == [("vblk", "virtio_blk"), ("vblk", "null_blk")])
+    check("comparisons 2", P.comparisons(prof, ["virtio_blk", "vblk"]) == [("vblk", "virtio_blk")])
+    check("detail", P.detail_job(prof, "q1", ["virtio_blk", "vblk"])
+          and P.detail_job(prof, "j2", ["virtio_blk", "vblk", "null_blk"])
+          and not P.detail_job(prof, "j1", ["virtio_blk", "vblk"]))
+
+
+def write_arm(d, name, fn, mod, n, t0=10.0, comm="fio", idle=0):
+    """n busy samples of comm in fn [mod] (1 ms apart, CPU 0) and idle
+    samples on CPU 1."""
+    with open(os.path.join(d, "profile", name), "w") as f:
+        for i in range(n):
+            f.write("%s 9 [000] %.6f: 1000000\n\tffffffffc0000001 %s ([%s])\n"
+                    "\tffffffff81000002 io_submit ([kernel.kallsyms])\n\n" % (comm, t0 + i * 0.001, fn, mod))
+        for i in range(idle):
+            f.write("swapper 0 [001] %.6f: 1000000\n\tffffffff81000003 default_idle ([kernel.kallsyms])\n\n"
+                    % (t0 + i * 0.001))
+
+
+def test_section3():
+    """Three arms on one job (the ceiling's null_blk), and a QD1 job."""
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "profile"))
+        recs = []
+        for job, arm, exp, fn, mod, n in (("j2", "virtio_blk", "drv", "virtio_queue_rq", "virtio_blk", 5),
+                                          ("j2", "vblk", "drv", "vblk_queue_rq", "vblk", 4),
+                                          ("j2", "null_blk", "ceiling", "null_queue_rq", "null_blk", 2),
+                                          ("q1", "virtio_blk", "drv", "virtio_queue_rq", "virtio_blk", 8),
+                                          ("q1", "vblk", "drv", "vblk_queue_rq", "vblk", 6)):
+            name = "%s.%s.perf.txt" % (job, arm)
+            write_arm(d, name, fn, mod, n, idle=3)
+            # q1: 2 s windows with 100 I/Os: wall 20000 us/IO
+            recs.append({"exp": exp, "job": job, "arm": arm, "period_ns": 1000000, "t0": 9.0,
+                         "t1": 11.0, "win_ios": 100, "win_iops": 50.0 if arm != "vblk" else 60.0,
+                         "guest_busy_s": 0.005, "guest_cpu_total_s": 3.0, "file": name})
+        with open(os.path.join(d, "profile.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        runs = [{"exp": "ceiling", "job": "j2", "arm": a, "record": True, "win_iops": v}
+                for a, v in (("null_blk", 100.0), ("null_blk", 110.0), ("null_blk", 120.0), ("vblk", 90.0),
+                             ("null_blk#2", 1.0))]
+        runs += [{"exp": "drv", "job": "q1", "arm": a, "record": True, "win_iops": v, "win_s": 1.0,
+                  "win_ios": int(v), "guest_cpu_total_s": 1.5, "guest_busy_s": 0.1}
+                 for a, v in (("virtio_blk", 40.0), ("vblk", 50.0))]
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in runs))
+        plan = {"icount": "-icount shift=3", "profile": {
+            "exp": "drv", "arms": ["virtio_blk", "vblk"], "period_ns": 1000000,
+            "jobs": [{"name": "j2", "fio": {"iodepth": 64}, "arms": ["virtio_blk", "vblk", "ceiling:null_blk"]},
+                     {"name": "q1", "fio": {"iodepth": 1}}]}}
+        summ = []
+        txt = "\n".join(P.section(d, plan, summary=summ))
+        # 1 sample = 1e6 / 8 / 100 = 1250 instructions per I/O
+        check("3 arms summary", summ == [
+            "profile j2: instructions per I/O virtio_blk 6250, vblk 5000, ratio 0.800 (report.md, profile/*.svg)",
+            "profile q1: instructions per I/O virtio_blk 10000, vblk 7500, ratio 0.750 (report.md, profile/*.svg)",
+            "profile j2: instructions per I/O null_blk 2500, vblk 5000, ratio 2.000 (report.md, profile/*.svg)"],
+            summ)
+        check("3 arms totals", "| j2 | null_blk | 50 | 2 | 2500 |" in txt, txt)
+        check("3 arms svg", os.path.exists(os.path.join(d, "profile", "j2.null_blk.svg")))
+        check("3 arms ratio head", "Ratio vblk / null_blk (below 1: vblk needs fewer instructions per I/O):" in txt)
+        check("3 arms ceiling ratio", "- j2: vblk / null_blk instructions per I/O 2.000 (samples)" in txt and
+              "ceiling's IOPS ratio (slices) 0.818, i.e. instructions per I/O 1.222" in txt, txt)
+        check("drv ratio", "drv's IOPS ratio (slices) 1.250, i.e. instructions per I/O 0.800" in txt, txt)
+        check("no slices table for j2", txt.count("Without perf: the experiment's slices") == 1, txt)
+        check("diff vs virtio_blk", "#### vblk minus virtio_blk, j2" in txt and "#### vblk minus virtio_blk, q1" in txt)
+        check("diff vs null_blk", "#### vblk minus null_blk, j2" in txt and "#### vblk minus null_blk, q1" not in txt
+              and "| `null_queue_rq [null_blk]` | 2500 | 0 | -2500 |" in txt
+              and "totals, +2500 (5000 - 2500)" in txt, txt)
+        check("kinds", "#### Instructions per I/O by kind, j2" in txt and
+              "| kind | virtio_blk | vblk | null_blk | vblk - virtio_blk | vblk - null_blk |" in txt and
+              "| fio: other kernel | 6250 | 5000 | 2500 | -1250 | +2500 |" in txt and
+              "| total | 6250 | 5000 | 2500 | -1250 | +2500 |" in txt, txt)
+        check("split only at QD1", "#### Time per I/O, q1" in txt and "#### Time per I/O, j2" not in txt)
+        # q1: wall 2 s / 100 = 20000 us; vblk busy 7500 x 8 ns = 60 us; idle 19940 us
+        # vCPUs busy: (2 x 2 s - (3.0 - 0.005) s) / 100 I/Os = 10050 us
+        check("split rows", "| vblk | 60 | 20000.0 | 7500 | 60.0 | 19940.0 | 0.3% | 10050.0 |" in txt and
+              "| virtio_blk | 50 | 20000.0 | 10000 | 80.0 | 19920.0 | 0.4% | 10050.0 |" in txt, txt)
+        # slices: vblk 50 I/Os in 1 s: wall 20000 us, busy (2 - 1.4) s / 50 = 12000 us, idle 8000
+        check("split slices", "| vblk | 1 | 50 | 20000.0 | 12000.0 | 8000.0 |" in txt and
+              "| virtio_blk | 1 | 40 | 25000.0 | 15000.0 | 10000.0 |" in txt, txt)
+        check("split diff", "- vblk vs virtio_blk: wall +0.0 us/IO = busy -20.0 us (-2500 instructions) + idle "
+              "+20.0 us; IOPS ratio vblk / virtio_blk 1.000. With vblk's idle time as measured and no guest "
+              "instructions at all the ratio would be at most 1.003; with its busy time as measured and idle "
+              "as virtio_blk's, 1.001." in txt, txt)
+        check("kinds at QD1", "#### Instructions per I/O by kind, q1" in txt)
+
+
 def main():
     s = test_parse()
     test_names()
@@ -259,6 +413,10 @@ def main():
     test_tables()
     test_analyse(s)
     test_section()
+    test_categories()
+    test_time_split()
+    test_arms()
+    test_section3()
     return finish()
 
 
