@@ -265,7 +265,8 @@ def contention_experiments():
 
 def experiments(mode):
     """Experiments in run order. Each: disks it needs (vm-run specs), QEMU
-    options, setup actions, arms (base, control, test), jobs, targets."""
+    options, setup actions (and teardown actions, run after its jobs), arms
+    (base, control, test), jobs, targets."""
     if mode == "contention":
         return contention_experiments()
     quick = mode in ("quick", "headline")
