@@ -874,7 +874,68 @@ def runs_of(exp, i):
     return len(exp["arms"]) * (exp["reps"] + warm)
 
 
-def do_setup(actions):
+# ---- QMP (scripts/vm-run starts scripts/qmp-agent next to every boot) -------
+
+QMP_WAIT_S = 40  # the agent answers within 30 s, with an AgentError if QEMU does not
+_qmp_n = [0]
+
+
+def qmp(cmd, wait=QMP_WAIT_S):
+    """Send one QMP command to this guest's QEMU through scripts/qmp-agent
+    (tests/guest/lib.sh's qmp does the same in shell): write
+    OUT/qmp/NAME.req, wait for OUT/qmp/NAME.resp. Returns QEMU's "return";
+    raises RuntimeError on an error answer or none within `wait` seconds."""
+    d = os.path.join(OUT, "qmp")
+    if not os.path.isdir(d):
+        raise RuntimeError("qmp: no %s (not booted by scripts/vm-run?)" % d)
+    _qmp_n[0] += 1
+    name = os.path.join(d, "bench-%d-%d" % (os.getpid(), _qmp_n[0]))
+    with open(name + ".tmp", "w") as f:
+        f.write(json.dumps(cmd) + "\n")
+    os.rename(name + ".tmp", name + ".req")
+    deadline = time.monotonic() + wait
+    while not os.path.exists(name + ".resp"):
+        if time.monotonic() > deadline:
+            try:
+                os.unlink(name + ".req")
+            except OSError:
+                pass
+            raise RuntimeError("qmp %s: no answer in %g s (is scripts/qmp-agent running?)" % (
+                cmd.get("execute"), wait))
+        time.sleep(0.05)
+    with open(name + ".resp") as f:
+        text = f.read()
+    os.unlink(name + ".resp")
+    try:
+        resp = json.loads(text)
+    except ValueError:
+        raise RuntimeError("qmp %s: bad answer %r" % (cmd.get("execute"), text[:200]))
+    if not isinstance(resp, dict) or "error" in resp or "return" not in resp:
+        err = resp.get("error", {}) if isinstance(resp, dict) else {}
+        raise RuntimeError("qmp %s %s refused: %s: %s" % (
+            cmd.get("execute"), json.dumps(cmd.get("arguments", {})),
+            err.get("class", "?"), err.get("desc", text.strip()[:200])))
+    return resp["return"]
+
+
+def iothread_poll_get(iothread):
+    return qmp({"execute": "qom-get", "arguments": {"path": "/objects/" + iothread,
+                                                     "property": "poll-max-ns"}})
+
+
+def iothread_poll(iothread, ns):
+    """Set iothread ID's poll-max-ns (QMP qom-set on /objects/ID, which
+    QEMU applies to the running iothread) and read it back (qom-get):
+    raises RuntimeError unless QEMU took exactly `ns`."""
+    qmp({"execute": "qom-set", "arguments": {"path": "/objects/" + iothread,
+                                              "property": "poll-max-ns", "value": int(ns)}})
+    got = iothread_poll_get(iothread)
+    if got != int(ns):
+        raise RuntimeError("iothread %s: poll-max-ns reads %r after qom-set %d" % (iothread, got, ns))
+    return got
+
+
+def do_setup(actions, what="setup"):
     for a in actions:
         kind = a["do"]
         if kind == "bind":
@@ -895,6 +956,11 @@ def do_setup(actions):
             path = "/sys/block/%s/queue/scheduler" % dev
             wr(path, a["scheduler"])
             log("setup: %s (serial %s) scheduler %s" % (dev, a["serial"], rd(path).strip()))
+        elif kind == "iothread_poll":
+            got = iothread_poll(a["iothread"], a["poll_max_ns"])
+            log("%s: iothread %s poll-max-ns %d (qom-set, read back with qom-get)" % (what, a["iothread"], got))
+        else:
+            raise RuntimeError("%s: unknown action %r" % (what, kind))
 
 
 THP = "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -913,6 +979,29 @@ def set_memory(mem):
         log("setup: only %d of %d hugetlb pages: jobs with iomem=shmhuge (64k) may fail" % (
             got["hugepages"], mem["hugepages"]))
     return got
+
+
+def run_teardown(exp, runs):
+    """exp's teardown actions, after its jobs (and after a failed setup,
+    which may have got part of the way). A failure is logged and written to
+    runs.jsonl as a teardown_error, which the report shows: the experiments
+    after it run with whatever the teardown failed to undo."""
+    try:
+        do_setup(exp.get("teardown", []), what="teardown")
+    except Exception as e:
+        log("!! experiment %s: teardown failed: %s" % (exp["name"], e))
+        runs.write(json.dumps({"exp": exp["name"], "teardown_error": str(e)}) + "\n")
+        runs.flush()
+
+
+def arm_iothread(arm):
+    """What the report says of an arm whose disk is on an iothread: its id
+    and poll-max-ns as QEMU reads it when the experiment starts."""
+    try:
+        ns = iothread_poll_get(arm["iothread"])
+    except Exception as e:
+        ns = "unknown (%s)" % e
+    return {"id": arm["iothread"], "poll_max_ns": ns}
 
 
 def resolve_arm(arm):
@@ -952,6 +1041,7 @@ def main():
             runs.write(json.dumps({"exp": exp["name"], "setup_error": str(e)}) + "\n")
             runs.flush()
             n += sum(runs_of(exp, i) for i in range(len(exp["jobs"])))
+            run_teardown(exp, runs)
             continue  # (the counter may now overshoot the total: only cosmetic)
         arms = exp["arms"]
         devs = {}
@@ -963,6 +1053,11 @@ def main():
                 info.setdefault("arms", {})["%s/%s" % (exp["name"], arm["label"])] = {
                     "dev": dev, "driver": driver_of(dev), "config": cfg,
                     "irq": irq_names(dev), "set": arm.get("set", {})}
+                if arm.get("iothread"):
+                    it = arm_iothread(arm)
+                    info["arms"]["%s/%s" % (exp["name"], arm["label"])]["iothread"] = it
+                    log("%s: %s on iothread %s, poll-max-ns %s" % (exp["name"], arm["label"], it["id"],
+                                                                   it["poll_max_ns"]))
         log("== %s: %s" % (exp["name"], ", ".join(
             "%s=%s(%s)" % (a["label"], devs[a["label"]], driver_of(devs[a["label"]]) if devs[a["label"]] else "?")
             for a in arms)))
@@ -987,6 +1082,7 @@ def main():
         # Restore the defaults of run-time switches.
         for k, v in exp.get("restore", {}).items():
             wr(os.path.join(PARAMS, k), v)
+        run_teardown(exp, runs)
     if plan.get("profile"):
         run_profile(plan["profile"], plan, info)
     # --contention: the notify arms under perf (lockprof.jsonl, read by

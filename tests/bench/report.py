@@ -564,6 +564,14 @@ def write_csv(out, runs):
                 w.writerow([r.get(k, "") for k in keys])
 
 
+def arm_iothread_text(it):
+    """An arm's iothread in the arms' configuration (guest_bench.py reads
+    its poll-max-ns through QMP after the experiment's setup)."""
+    if not it:
+        return ""
+    return "; iothread %s, poll-max-ns %s during the experiment" % (it.get("id", "?"), it.get("poll_max_ns", "?"))
+
+
 OUT_DIR = []
 PLAN = []
 
@@ -582,6 +590,7 @@ def main():
         with open(os.path.join(out, "guest-info.json")) as f:
             info = json.load(f)
     setup_errors = [r for r in runs if "setup_error" in r]
+    teardown_errors = [r for r in runs if "teardown_error" in r]
     runs = [r for r in runs if "id" in r]
     join_host(runs, marks)
     for r in runs:
@@ -637,6 +646,9 @@ def main():
     if setup_errors:
         for s in setup_errors:
             R.append("- **experiment %s could not be set up**: %s" % (s["exp"], s["setup_error"]))
+    for s in teardown_errors:
+        R.append("- **experiment %s: teardown failed** (the experiments after it ran with what it did not "
+                 "undo): %s" % (s["exp"], s["teardown_error"]))
     R.append("")
     R.append("## How to read this\n")
     R.append("Absolute numbers on this machine (2 host cores, software-emulated guest, other guests running "
@@ -768,9 +780,10 @@ def main():
     R.append("## Arms' configuration\n")
     for k, v in sorted(info.get("arms", {}).items()):
         cfg = " ".join(ln for ln in (v.get("config") or "").split("\n") if ln and not ln.startswith("features"))
-        R.append("- %s: /dev/%s on %s%s%s" % (k, v["dev"], v["driver"],
-                                              "; " + cfg if cfg else "",
-                                              "; set %s" % v["set"] if v.get("set") else ""))
+        R.append("- %s: /dev/%s on %s%s%s%s" % (k, v["dev"], v["driver"],
+                                                "; " + cfg if cfg else "",
+                                                "; set %s" % v["set"] if v.get("set") else "",
+                                                arm_iothread_text(v.get("iothread"))))
     R.append("\nRaw data: fio/*.json (fio output per run), runs.jsonl / runs.csv (every run with its window "
              "metrics), host-markers.jsonl (QEMU CPU time at each marker), plan.json, guest.log, dmesg.txt.\n")
     with open(os.path.join(out, "report.md"), "w") as f:
