@@ -719,11 +719,17 @@ def profile_arm(prof, exp, job, arm, dev, k):
     os.makedirs(pdir, exist_ok=True)
     name = "%s.%s" % (job["name"], re.sub(r"[^A-Za-z0-9_-]", "_", arm["label"]))
     data = os.path.join(WORK, name + ".perf.data")
-    runtime_s = int(120 + 4 * (prof["seconds"] + prof["warm"]))
+    # fio ends by SIGINT after the window (stop_arm_fio); its own runtime
+    # is only a bound. It counts from fio's start, and in a starved guest
+    # (scripts/bench --pin-vcpus 0, 2026-12-06) the first I/O came ~110 s
+    # after fio started and perf took 32 s more to start: with 150 s the
+    # QD64 arms' fio had ended before the window (0 I/Os).
+    runtime_s = int(900 + 4 * (prof["seconds"] + prof["warm"]))
+    t_start = time.monotonic()
     p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
     rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
            "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt",
-           "irq_match": irq_names(dev)}
+           "irq_match": irq_names(dev), "fio_start_s": time.monotonic() - t_start}
     perf, cfd, afd = None, None, None
     ctl, ack = os.path.join(WORK, name + ".ctl"), os.path.join(WORK, name + ".ack")
     try:
@@ -851,11 +857,11 @@ def run_profile(prof, plan, info, jsonl="profile.jsonl"):
                        "error": "%s: %s" % (type(e).__name__, e)}
             out.write(json.dumps(rec) + "\n")
             out.flush()
-            log("profile %s %s (%s): %s IOPS, busy %s%%; perf ready after %.1f s, exit %s after %.1f s; "
-                "perf script %.0f s; %.0f s in all%s" % (
+            log("profile %s %s (%s): %s IOPS, busy %s%%; fio's first I/O after %.1f s, perf ready after %.1f s, "
+                "exit %s after %.1f s; perf script %.0f s; %.0f s in all%s" % (
                 job["name"], arm["label"], rec.get("dev"), "%.0f" % rec["win_iops"] if "win_iops" in rec else "-",
                 "%.0f" % (100 * rec["guest_busy_frac"]) if "guest_busy_frac" in rec else "-",
-                rec.get("perf_ready_s", -1), rec.get("perf_rc"), rec.get("perf_exit_s", -1),
+                rec.get("fio_start_s", -1), rec.get("perf_ready_s", -1), rec.get("perf_rc"), rec.get("perf_exit_s", -1),
                 rec.get("script_s", 0), time.monotonic() - t,
                 "; ERROR " + rec["error"] if rec.get("error") else ""))
     out.close()

@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 
+import host_sampler  # noqa: E402 tests/bench/host_sampler.py: where QEMU's threads went
 import profile_report  # tests/bench/profile_report.py: scripts/bench --profile
 
 # metric key, label, unit, higher is better, format
@@ -385,6 +386,8 @@ def terminal_summary(meta, rows, cells):
              "outside A/A, 2sigma and 2%;")
     L.append("per-round = median of the per-round ratios; * = the two estimates disagree; "
              "target: ok / ~ (inside the noise, or not by both estimates) / MISS")
+    if OUT_DIR and (PLAN and (PLAN[0].get("pin") or {}).get("requested") is not None):
+        L.append("placement: " + pinning_text(OUT_DIR[0]))
     hdr = "%-9s %-20s %-18s %9s %9s %6s %6s %6s %-14s %-14s %-9s| %-14s| %-14s| %s" % (
         "exp", "job", "test/base", "base IOPS", "test IOPS", "ratio", "A/A", "2sigma", "per-round (A/A)", "verdict",
         "target", "IOPS/CPU-s", "host us/IO", "db/IO irq/IO (base->test)")
@@ -514,15 +517,44 @@ def has_cairo():
 
 # ---- report ---------------------------------------------------------------------
 
+def cpus_s(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
 def pinning_text(out):
-    """What the host sampler pinned (OUT/pinned.json: QEMU thread -> CPU)."""
+    """Where the host sampler put QEMU's threads (OUT/pinned.json: the
+    placement asked for and each thread's CPUs, read back after the pin;
+    results of before 2026-12-07: {tid: cpu} of the vCPU threads)."""
     try:
         with open(os.path.join(out, "pinned.json")) as f:
             pinned = json.load(f)
     except (OSError, ValueError):
         return "QEMU's vCPU threads not pinned"
-    return "QEMU's vCPU threads pinned to host CPUs %s, its other threads free" % (
-        ", ".join(str(c) for c in sorted(pinned.values())))
+    if "threads" not in pinned:
+        return "QEMU's vCPU threads pinned to host CPUs %s, its other threads free" % (
+            ", ".join(str(c) for c in sorted(pinned.values())))
+    threads = list(pinned["threads"].values())
+    vcpus = sorted((host_sampler.vcpu_index(t["comm"]), t) for t in threads
+                   if host_sampler.vcpu_index(t["comm"]) is not None)
+    others = [t for t in threads if host_sampler.vcpu_index(t["comm"]) is None]
+    txt = "QEMU's vCPU threads pinned to host CPUs %s" % (
+        ", ".join(cpus_s(t["cpus"]) for _, t in vcpus) or "(none seen)")
+    if pinned.get("requested") is not None:
+        txt += " (--pin-vcpus %s)" % pinned["requested"]
+    if pinned.get("other_cpus") is None:
+        txt += ", its other threads free"
+    else:
+        names = {}
+        for t in others:
+            names[t["comm"]] = names.get(t["comm"], 0) + 1
+        txt += ", its other threads (%d seen: %s) to host CPU%s %s" % (
+            len(others), ", ".join("%s x%d" % (n, c) if c > 1 else n for n, c in sorted(names.items())),
+            "s" if len(pinned["other_cpus"]) > 1 else "", cpus_s(pinned["other_cpus"]))
+    place = {"vcpu_cpus": pinned.get("vcpu_cpus") or [0], "other_cpus": pinned.get("other_cpus")}
+    off = [t for t in threads if host_sampler.target_cpus(t["comm"], place) not in (None, t["cpus"])]
+    if off:
+        txt += "; NOT where asked: %s" % ", ".join("%s on %s" % (t["comm"], cpus_s(t["cpus"])) for t in off)
+    return txt
 
 
 def protocol_text(plan):
