@@ -295,7 +295,7 @@ def disk_irq_name(handlers, match=None):
     [calls, ns]}): the one guest_bench's irq_names matched (["exact",
     name] or ["prefix", "virtio3-"]), else the one with the most time."""
     if match and match[0] in ("exact", "prefix") and match[1]:
-        for name in sorted(handlers, key=lambda n: -handlers[n][1]):
+        for name in sorted(handlers, key=lambda n: (-handlers[n][1], n)):
             if name == match[1] or (match[0] == "prefix" and name.startswith(match[1])):
                 return name
     return max(handlers, key=lambda n: handlers[n][1]) if handlers else None
@@ -475,7 +475,7 @@ def analyse(rec, samples, ns_insn, irqs=()):
 
 
 def top(d, k, n):
-    return sorted(((fn, w * k) for fn, w in d.items()), key=lambda x: -x[1])[:n]
+    return sorted(((fn, w * k) for fn, w in d.items()), key=lambda x: (-x[1], x[0]))[:n]
 
 
 def diff_rows(a, b, n=25):
@@ -862,7 +862,7 @@ def section(out, plan=None, n=20, summary=None):
         for arm in arms:
             r = res.get((job, arm))
             if r and r["irq_traced"]:
-                for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: -x[1][1]):
+                for name, (calls, ns) in sorted(r["handlers"].items(), key=lambda x: (-x[1][1], x[0])):
                     hrows.append([arm, "`%s`%s" % (name, " (the disk)" if name in r["disk_irq"] else ""), "%.3f" % (calls / r["ios"]), "%.0f" % (ns / ns_insn / calls),
                                   "%.0f" % (ns / ns_insn / r["ios"])])
         if hrows:

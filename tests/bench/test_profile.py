@@ -68,6 +68,14 @@ def test_tidy():
     check("tidy keeps repeats of functions", P.tidy_frames(["f", "f"]) == ["f", "f"])
 
 
+def test_top_ties():
+    # equal weights must come out in one order whatever the dict's (a set's
+    # iteration order changes with PYTHONHASHSEED)
+    a = P.top({"b": 2, "a": 2, "c": 5}, 1.0, 3)
+    b = P.top({"a": 2, "c": 5, "b": 2}, 1.0, 3)
+    check("top ties by name", a == b == [("c", 5.0), ("a", 2.0), ("b", 2.0)], a)
+
+
 def test_names():
     check("module", P.frame_name("virtblk_done", "[virtio_blk]") == "virtblk_done [virtio_blk]")
     check("kernel", P.frame_name("memset_orig", "[kernel.kallsyms]") == "memset_orig")
@@ -406,6 +414,7 @@ def main():
     s = test_parse()
     test_names()
     test_tidy()
+    test_top_ties()
     test_kallsyms()
     f = test_fold_weights(s)
     test_svg(f)
