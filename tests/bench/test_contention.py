@@ -6,24 +6,13 @@
     python3 tests/bench/test_contention.py  prints "N passed, N failed";
                                             exit status 1 on any failure
 """
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
-from checks import check, finish  # noqa: E402
-
-
-def plan(*args):
-    with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([sys.executable, os.path.join(HERE, "plan.py"), "--ko", "k", "--repo", "r"]
-                             + list(args) + [d], capture_output=True, text=True, check=True).stdout
-        with open(os.path.join(d, "plan.json")) as f:
-            return json.load(f), out.splitlines()
+from checks import check, finish, plan  # noqa: E402
 
 
 def main():
