@@ -9,20 +9,20 @@
 set -u
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 echo never > /sys/kernel/mm/transparent_hugepage/enabled
-insmod $R/build/$(uname -r)/vblk.ko
-dev_of() { for d in /sys/block/*; do [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && basename $d; done; }
-A=$(dev_of big1); B=$(dev_of big2)
-PCI=$($R/scripts/vblk-bind show $B | cut -d' ' -f1)
-$R/scripts/vblk-bind vblk $PCI >/dev/null
-B=$(dev_of big2)
+. "$R/tests/guest/lib.sh"	# vblk_ko, disk_of_serial, pci_of_disk, wait_disk, BIND
+insmod "$(vblk_ko)"
+A=$(disk_of_serial big1)
+pci_of_disk "$(disk_of_serial big2)"
+PCI=$PCI_ADDR
+"$BIND" vblk "$PCI" >/dev/null
 run() { fio --name=x --filename=/dev/$1 --ioengine=libaio --direct=1 --rw=randread --bs=$2 --iodepth=32 --numjobs=2 --time_based --runtime=6 --ramp_time=1 --group_reporting --output-format=terse | awk -F';' '{print $8}'; }
 for bs in 128k 512k; do
  for round in 1 2 3; do
   a=$(run $A $bs)
   for pe in 0 4096; do
    echo $pe > /sys/module/vblk/parameters/pool_entries
-   $R/scripts/vblk-bind none $PCI >/dev/null; $R/scripts/vblk-bind vblk $PCI >/dev/null
-   B=$(dev_of big2)
+   "$BIND" none "$PCI" >/dev/null; "$BIND" vblk "$PCI" >/dev/null
+   B=$(wait_disk big2)
    echo 1 > /sys/block/$B/vblk/counters
    b=$(run $B $bs)
    w=$(awk '$1=="total"{print $13}' /sys/block/$B/vblk/counters)

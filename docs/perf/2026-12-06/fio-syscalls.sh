@@ -10,11 +10,12 @@
 #     -- docs/perf/2026-12-06/fio-syscalls.sh
 set -u
 R=$(cd "$(dirname "$0")/../../.." && pwd)
-insmod $R/build/$(uname -r)/vblk.ko
-dev_of() { for d in /sys/block/*; do [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && basename $d; done; }
-PCI=$($R/scripts/vblk-bind show $(dev_of s2) | cut -d' ' -f1)
-$R/scripts/vblk-bind vblk $PCI >/dev/null
-A=$(dev_of s1); B=$(dev_of s2)
+. "$R/tests/guest/lib.sh"	# vblk_ko, disk_of_serial, pci_of_disk, wait_disk, BIND
+insmod "$(vblk_ko)"
+pci_of_disk "$(disk_of_serial s2)"
+PCI=$PCI_ADDR
+"$BIND" vblk "$PCI" >/dev/null
+A=$(disk_of_serial s1); B=$(wait_disk s2)
 echo "virtio_blk: $A, vblk: $B"
 EV=syscalls:sys_enter_io_submit,syscalls:sys_enter_io_getevents,syscalls:sys_enter_io_pgetevents
 run() {	# run DRIVER DEV
