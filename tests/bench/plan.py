@@ -186,11 +186,14 @@ def iothread_poll(iothread, ns):
 
 def hostpoll_setup_arms(base, control, test):
     """hostpoll A/B: (serial, iothread) of the base, control and test disks,
-    each on an iothread of its own started with poll-max-ns=0; the test's
-    iothread polls (HOSTPOLL_NS) from setup to teardown."""
+    each a null-co disk on an iothread of its own started with
+    poll-max-ns=0 (the disks, the QEMU objects, setup, teardown, arms); the
+    test's iothread polls (HOSTPOLL_NS) from setup to teardown."""
     labels = [("no poll", "base"), ("no poll#2", "control"), ("host poll", "test")]
     disks = (base, control, test)
-    return {"setup": [bind_with(s) for s, _ in disks] + [iothread_poll(test[1], HOSTPOLL_NS)],
+    return {"disks": ["%s,serial=%s,props=iothread=%s" % (NULL, s, t) for s, t in disks],
+            "qemu": ["-object iothread,id=%s,poll-max-ns=0" % t for _, t in disks],
+            "setup": [bind_with(s) for s, _ in disks] + [iothread_poll(test[1], HOSTPOLL_NS)],
             "teardown": [iothread_poll(test[1], 0)],
             "arms": [{"label": lb, "serial": s, "iothread": t, "role": role}
                      for (lb, role), (s, t) in zip(labels, disks)]}
@@ -266,10 +269,6 @@ def contention_experiments():
     E.append({
         "name": "hostpoll-rt",
         "title": "seed 003 in real time: host polling (poll-max-ns=1000000) vs none (poll-max-ns=0)",
-        "disks": ["%s,serial=%s,props=iothread=%s" % (NULL, s, t)
-                  for s, t in (("rp0", "rio0"), ("rp0b", "rio0b"), ("rp1", "rio1"))],
-        "qemu": ["-object iothread,id=rio0,poll-max-ns=0", "-object iothread,id=rio0b,poll-max-ns=0",
-                 "-object iothread,id=rio1,poll-max-ns=0"],
         **hostpoll_setup_arms(("rp0", "rio0"), ("rp0b", "rio0b"), ("rp1", "rio1")),
         "jobs": [job("rr4k-qd1"), job("rr4k-qd64-nj1")],
         "targets": {},
@@ -402,11 +401,6 @@ def experiments(mode):
     E.append({
         "name": "hostpoll",
         "title": "seed 003: host polling (iothread poll-max-ns=1000000, scaled to TCG) vs none (poll-max-ns=0)",
-        "disks": ["%s,serial=hp0,props=iothread=io0" % NULL,
-                  "%s,serial=hp0b,props=iothread=io0b" % NULL,
-                  "%s,serial=hp1,props=iothread=io1" % NULL],
-        "qemu": ["-object iothread,id=io0,poll-max-ns=0", "-object iothread,id=io0b,poll-max-ns=0",
-                 "-object iothread,id=io1,poll-max-ns=0"],
         **hostpoll_setup_arms(("hp0", "io0"), ("hp0b", "io0b"), ("hp1", "io1")),
         "jobs": [job("rr4k-qd64-nj1"), job("rr4k-qd64-nj2")],
         "targets": {},
