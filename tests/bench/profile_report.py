@@ -542,23 +542,31 @@ def time_split(r, ns_insn, ncpu=2):
             "idle_us": wall - busy, "busy_share": busy / wall if wall else 0}
 
 
+def slice_runs(out, exp, job):
+    """The measured slices of exp's job (OUT/runs.jsonl: recorded, without
+    an error), all arms; [] if it did not run."""
+    path = os.path.join(out, "runs.jsonl")
+    if not exp or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = [json.loads(ln) for ln in f if ln.strip()]
+    return [r for r in rows if r.get("exp") == exp and r.get("job") == job and r.get("record")
+            and not r.get("error")]
+
+
+def med(xs):
+    """The upper median (the middle value, no averaging)."""
+    return sorted(xs)[len(xs) // 2]
+
+
 def slices_split(out, exp, job, arm, ncpu=2):
     """The same job and arm in the experiment's slices (no perf running):
     medians of IOPS, wall us/IO and the vCPUs' busy time per I/O from
     /proc/stat's idle (ncpu x wall - idle); None if it did not run."""
-    runs = os.path.join(out, "runs.jsonl")
-    if not exp or not os.path.exists(runs):
-        return None
-    v = []
-    with open(runs) as f:
-        for ln in f:
-            r = json.loads(ln)
-            if r.get("exp") == exp and r.get("job") == job and r.get("arm") == arm and r.get("record") \
-                    and r.get("win_ios") and "guest_cpu_total_s" in r and not r.get("error"):
-                v.append(r)
+    v = [r for r in slice_runs(out, exp, job)
+         if r.get("arm") == arm and r.get("win_ios") and "guest_cpu_total_s" in r]
     if not v:
         return None
-    med = lambda xs: sorted(xs)[len(xs) // 2]
     return {"n": len(v), "iops": med([r["win_iops"] for r in v]),
             "wall_us": med([r["win_s"] * 1e6 / r["win_ios"] for r in v]),
             "busy_cpu_us": med([(ncpu * r["win_s"] - r["guest_cpu_total_s"] + r["guest_busy_s"]) * 1e6 / r["win_ios"]
@@ -606,11 +614,16 @@ def driver_block(label, job, r, svg_rel, n):
     return R
 
 
+def plan_job(prof, job):
+    """The profile's job of this name as the plan gives it ({} if none)."""
+    return next((j for j in prof.get("jobs") or [] if isinstance(j, dict) and j.get("name") == job), {})
+
+
 def job_arms(prof, job, recs):
     """The arm labels of a job, in order: the plan's job's own "arms"
     ("EXP:LABEL" for another experiment's arm) or the profile's; arms of
     records the plan does not name at the end."""
-    pj = next((j for j in prof.get("jobs") or [] if isinstance(j, dict) and j.get("name") == job), {})
+    pj = plan_job(prof, job)
     arms = [a.rpartition(":")[2] for a in pj.get("arms") or prof.get("arms") or ["virtio_blk", "vblk"]]
     for rec in recs:
         if rec.get("job") == job and rec.get("arm") not in arms:
@@ -628,7 +641,7 @@ def comparisons(prof, arms):
 
 
 def job_fio(prof, job):
-    pj = next((j for j in prof.get("jobs") or [] if isinstance(j, dict) and j.get("name") == job), {})
+    pj = plan_job(prof, job)
     return pj.get("fio") or {}
 
 
@@ -897,19 +910,12 @@ def ratio_text(out, job, ref_exp, ref, test_exp, test):
     vblk / virtio_blk, ceiling's for vblk / null_blk. The cross-check of
     the totals."""
     exp = ref_exp if ref_exp and ref_exp != "drv" else test_exp
-    runs = os.path.join(out, "runs.jsonl")
-    if not exp or not os.path.exists(runs):
-        return ""
     v = {}
-    with open(runs) as f:
-        for ln in f:
-            r = json.loads(ln)
-            if r.get("exp") == exp and r.get("job") == job and r.get("record") and "win_iops" in r \
-                    and not r.get("error"):
-                v.setdefault(r["arm"], []).append(r["win_iops"])
+    for r in slice_runs(out, exp, job):
+        if "win_iops" in r:
+            v.setdefault(r["arm"], []).append(r["win_iops"])
     if test not in v or ref not in v:
         return ""
-    med = lambda xs: sorted(xs)[len(xs) // 2]
     return "; %s's IOPS ratio (slices) %.3f, i.e. instructions per I/O %.3f" % (
         exp, med(v[test]) / med(v[ref]), med(v[ref]) / med(v[test]))
 
