@@ -358,6 +358,7 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vblk_irqs_request(vb);
 	if (err)
 		goto err_queues;
+	vblk_fault_probe(vb);
 	err = vblk_create_disk(vb, &lim);
 	if (err)
 		goto err_irqs;
@@ -485,6 +486,10 @@ static pci_ers_result_t vblk_error_detected(struct pci_dev *pdev,
 
 static pci_ers_result_t vblk_slot_reset(struct pci_dev *pdev)
 {
+	struct vblk_dev *vb = pci_get_drvdata(pdev);
+
+	if (vblk_fault_slot_reset_fails(&vb->fault))
+		return PCI_ERS_RESULT_DISCONNECT;
 	pci_restore_state(pdev);
 	return PCI_ERS_RESULT_RECOVERED;
 }

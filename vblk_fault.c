@@ -12,6 +12,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/sysfs.h>
 
@@ -20,6 +22,46 @@
 
 /* So that modinfo tells a test build from a production one. */
 MODULE_INFO(fault_inject, "vblk/lose test hook compiled in: not for production");
+
+/*
+ * fault_probe_bad_idx=1: the next probe finds a used index far beyond
+ * what was made available on queue 0 right after its interrupts were
+ * requested, before the disk exists and before DRIVER_OK, as a hostile
+ * device could write it; the hook harvests it (what the queue's interrupt
+ * would do) and waits for the work that reports it. Used up by one probe.
+ */
+static bool vblk_fault_probe_bad_idx;
+module_param_named(fault_probe_bad_idx, vblk_fault_probe_bad_idx, bool, 0644);
+MODULE_PARM_DESC(fault_probe_bad_idx,
+		 "Test hook: the next probe sees a bad used index on queue 0 before DRIVER_OK");
+
+void vblk_fault_probe(struct vblk_dev *vb)
+{
+	struct vblk_queue *q = &vb->queues[0];
+
+	if (!xchg(&vblk_fault_probe_bad_idx, false))
+		return;
+	dev_warn(vblk_dev_of(vb), "fault hook: used index 0x8000 on queue 0 before DRIVER_OK\n");
+	WRITE_ONCE(q->ring.used->idx, cpu_to_le16(0x8000));
+	vblk_queue_harvest(q, 1, NULL);
+	msleep(500);
+}
+
+/*
+ * The status race's window: ask for a recovery, as a broken ring on
+ * another queue would, and hold the harvest that already took its used
+ * element until the recovery is done (the recovery count moved) or 3 s
+ * passed. Only harvests that may sleep open it.
+ */
+void vblk_fault_race_window(struct vblk_dev *vb)
+{
+	u64 rec = READ_ONCE(vb->recoveries);
+	unsigned long end = jiffies + 3 * HZ;
+
+	vb->events->failed(vb, "fault hook: recovery during a harvest");
+	while (READ_ONCE(vb->recoveries) == rec && time_before(jiffies, end))
+		msleep(10);
+}
 
 void vblk_fault_announce(void)
 {
@@ -32,7 +74,10 @@ void vblk_fault_announce(void)
  * requests they concern wait for the request timeout, which recovers them.
  * "silent 1" makes the device look dead to the driver until "silent 0":
  * lost doorbells alone are not that, as a device restart makes QEMU look
- * at the ring again on its own.
+ * at the ring again on its own. "race N" opens the status race window
+ * (include/vblk_fault.h) in the next N harvests that may sleep; "raced"
+ * counts the windows opened. "slot_reset_fail N" refuses the next N PCI
+ * slot resets, so that an AER recovery ends in DISCONNECT.
  */
 #define VBLK_LOSE_MAX	1000
 
@@ -41,20 +86,23 @@ static ssize_t lose_show(struct device *dev, struct device_attribute *attr,
 {
 	struct vblk_dev *vb = vblk_from_dev(dev);
 
-	return sysfs_emit(buf, "irq %d\nkick %d\nsilent %d\n",
+	return sysfs_emit(buf, "irq %d\nkick %d\nsilent %d\nrace %d\nraced %d\nslot_reset_fail %d\n",
 			  atomic_read(&vb->fault.lose_irqs),
 			  atomic_read(&vb->fault.lose_kicks),
-			  READ_ONCE(vb->fault.silent));
+			  READ_ONCE(vb->fault.silent),
+			  atomic_read(&vb->fault.race),
+			  atomic_read(&vb->fault.raced),
+			  atomic_read(&vb->fault.slot_reset_fail));
 }
 
 static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
 			  const char *buf, size_t count)
 {
 	struct vblk_dev *vb = vblk_from_dev(dev);
-	char what[8];
+	char what[16];
 	unsigned int n;
 
-	if (sscanf(buf, "%7s %u", what, &n) != 2 || n > VBLK_LOSE_MAX)
+	if (sscanf(buf, "%15s %u", what, &n) != 2 || n > VBLK_LOSE_MAX)
 		return -EINVAL;
 	if (!strcmp(what, "irq"))
 		atomic_set(&vb->fault.lose_irqs, n);
@@ -62,6 +110,10 @@ static ssize_t lose_store(struct device *dev, struct device_attribute *attr,
 		atomic_set(&vb->fault.lose_kicks, n);
 	else if (!strcmp(what, "silent") && n <= 1)
 		WRITE_ONCE(vb->fault.silent, n);
+	else if (!strcmp(what, "race"))
+		atomic_set(&vb->fault.race, n);
+	else if (!strcmp(what, "slot_reset_fail"))
+		atomic_set(&vb->fault.slot_reset_fail, n);
 	else
 		return -EINVAL;
 	return count;

@@ -626,6 +626,16 @@ void vblk_mq_complete_used(struct vblk_queue *q, void *token,
 	blk_mq_complete_request(rq);
 }
 
+#ifdef CONFIG_VBLK_FAULT_INJECT
+/* Test hook: the device failed this request (it wrote an error status). */
+void vblk_mq_fault_status(struct vblk_queue *q, void *token)
+{
+	struct request *rq = token;
+
+	WRITE_ONCE(q->status[rq->tag], VIRTIO_BLK_S_IOERR);
+}
+#endif
+
 /* End what a harvest gathered in iob, and leave iob empty for more. */
 void vblk_mq_flush_batch(struct io_comp_batch *iob)
 {

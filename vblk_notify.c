@@ -79,6 +79,8 @@ struct vblk_take {
 	int n;
 	bool failed;	/* the ring refused a used element */
 	bool idle;	/* re-armed with nothing left to harvest */
+	bool may_sleep;	/* the harvest runs where it may sleep */
+	bool race;	/* test hook: the status race window is open */
 };
 
 /*
@@ -105,6 +107,11 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
 		if (ret <= 0)
 			break;
+		if (t->may_sleep && !t->race &&
+		    vblk_fault_race_take(&q->vb->fault)) {
+			vblk_mq_fault_status(q, t->tokens[t->n]);
+			t->race = true;
+		}
 	}
 	q->stats.completions += t->n;
 	t->failed = ret < 0;
@@ -127,9 +134,10 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
  * meanwhile are harvested here instead of raising another interrupt.
  */
 static int vblk_queue_drain(struct vblk_queue *q, int budget,
-			    struct io_comp_batch *iob, bool rearm, bool *idle)
+			    struct io_comp_batch *iob, bool rearm, bool *idle,
+			    bool may_sleep)
 {
-	struct vblk_take t;
+	struct vblk_take t = { .may_sleep = may_sleep };
 	bool dry = false;
 	int done = 0, i;
 
@@ -137,7 +145,10 @@ static int vblk_queue_drain(struct vblk_queue *q, int budget,
 	while (done < budget) {
 		int want = min(budget - done, VBLK_HARVEST_BATCH);
 
+		t.race = false;
 		vblk_queue_take(q, &t, want, rearm && dry);
+		if (t.race)
+			vblk_fault_race_window(q->vb);
 		for (i = 0; i < t.n; i++)
 			vblk_mq_complete_used(q, t.tokens[i], iob);
 		done += t.n;
@@ -173,7 +184,7 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget,
 {
 	bool idle;
 
-	return vblk_queue_drain(q, budget, iob, false, &idle);
+	return vblk_queue_drain(q, budget, iob, false, &idle, false);
 }
 
 /*
@@ -189,10 +200,7 @@ int vblk_queue_recover(struct vblk_queue *q)
 	bool idle = true;
 	int done;
 
-	if (q->polled)
-		done = vblk_queue_harvest(q, q->ring.num, NULL);
-	else
-		done = vblk_queue_drain(q, q->ring.num, NULL, true, &idle);
+	done = vblk_queue_drain(q, q->ring.num, NULL, !q->polled, &idle, true);
 	if (!idle)
 		irq_poll_sched(&q->iop);
 	if (done) {
@@ -263,7 +271,7 @@ static int vblk_complete_hardirq(struct vblk_queue *q)
 
 	vblk_queue_mute(q);
 	done = vblk_queue_drain(q, VBLK_HARDIRQ_RINGS * q->ring.num, &iob,
-				true, &idle);
+				true, &idle, false);
 	vblk_mq_flush_batch(&iob);
 	if (!idle)
 		irq_poll_sched(&q->iop);

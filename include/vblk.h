@@ -403,6 +403,13 @@ unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
 void vblk_mq_complete_used(struct vblk_queue *q, void *token,
 			   struct io_comp_batch *iob);
 void vblk_mq_flush_batch(struct io_comp_batch *iob);
+#ifdef CONFIG_VBLK_FAULT_INJECT
+void vblk_mq_fault_status(struct vblk_queue *q, void *token);
+#else
+static inline void vblk_mq_fault_status(struct vblk_queue *q, void *token)
+{
+}
+#endif
 void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue);
 int vblk_mq_get_serial(struct vblk_dev *vb);
 

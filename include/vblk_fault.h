@@ -32,6 +32,9 @@ struct vblk_fault {
 	atomic_t lose_irqs;
 	atomic_t lose_kicks;
 	bool silent;
+	atomic_t race;		/* status race windows still to open */
+	atomic_t raced;		/* ... opened so far */
+	atomic_t slot_reset_fail; /* PCI slot resets to refuse */
 };
 
 /* Use up one of *n if any is left. */
@@ -58,8 +61,33 @@ static inline bool vblk_fault_drop_irq(struct vblk_fault *f)
 	return vblk_fault_lose_one(&f->lose_irqs);
 }
 
+/*
+ * The status race (issue 22, defect 1): a harvest that may sleep (the
+ * request timeout's) and took a used element while a race is armed writes
+ * an error status for it, as a device that failed the request would, and
+ * then holds its window open (vblk_fault_race_window) until a recovery
+ * forced by the hook has rebuilt the rings, or 3 s passed.
+ */
+static inline bool vblk_fault_race_take(struct vblk_fault *f)
+{
+	if (!vblk_fault_lose_one(&f->race))
+		return false;
+	atomic_inc(&f->raced);
+	return true;
+}
+
+/* A PCI slot reset that this device refuses (AER recovery ends in DISCONNECT). */
+static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
+{
+	return vblk_fault_lose_one(&f->slot_reset_fail);
+}
+
 /* The vblk/lose attribute and the load-time notice (vblk_fault.c). */
 struct device_attribute;
+struct vblk_dev;
+struct vblk_queue;
+void vblk_fault_race_window(struct vblk_dev *vb);
+void vblk_fault_probe(struct vblk_dev *vb);
 extern struct device_attribute vblk_fault_attr_lose;
 #define VBLK_FAULT_ATTR		(&vblk_fault_attr_lose.attr)
 void vblk_fault_announce(void);
@@ -81,6 +109,25 @@ static inline bool vblk_fault_drop_kick(struct vblk_fault *f)
 static inline bool vblk_fault_drop_irq(struct vblk_fault *f)
 {
 	return false;
+}
+
+static inline bool vblk_fault_race_take(struct vblk_fault *f)
+{
+	return false;
+}
+
+static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
+{
+	return false;
+}
+
+struct vblk_dev;
+static inline void vblk_fault_race_window(struct vblk_dev *vb)
+{
+}
+
+static inline void vblk_fault_probe(struct vblk_dev *vb)
+{
 }
 
 /*

@@ -479,6 +479,85 @@ case_resize_under_io() {
 	verify_ok "$s"
 }
 
+# Defect 1 of issue 22 (the status race): a request's interrupt is lost, so
+# the request timeout's harvest finds its answer; the hook makes that answer
+# an error status (as a device that failed the request writes it), forces a
+# recovery while the harvest holds the element, and holds the harvest until
+# the recovery rebuilt the rings. Every request the device failed must reach
+# the application as an error: the reads that failed equal the windows the
+# hook opened ("raced"), RACE_RUNS times.
+case_status_race() {
+	local s=vlife i n=${RACE_RUNS:-10} r0 r1 rc errs=0 oks=0
+	vblk_only "status race: the fault hook is vblk's (vblk/lose race)"
+	need_fault_hook
+	attach "$s"
+	echo 1000 >"/sys/block/$DISK/queue/io_timeout"
+	r0=$(sed -n 's/^raced //p' "/sys/block/$DISK/vblk/lose")
+	for ((i = 0; i < n; i++)); do
+		echo "race 1" >"/sys/block/$DISK/vblk/lose"
+		echo "irq 1" >"/sys/block/$DISK/vblk/lose"
+		rc=0
+		timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 skip=$((i * 17)) iflag=direct status=none 2>/dev/null || rc=$?
+		[ "$rc" != 124 ] || fail "read $i hung"
+		if [ "$rc" = 0 ]; then oks=$((oks + 1)); else errs=$((errs + 1)); fi
+	done
+	echo "race 0" >"/sys/block/$DISK/vblk/lose"
+	echo "irq 0" >"/sys/block/$DISK/vblk/lose"
+	r1=$(sed -n 's/^raced //p' "/sys/block/$DISK/vblk/lose")
+	echo "# recovery: status race: $n reads, $((r1 - r0)) failed by the device, $errs errors and $oks successes seen by dd, recoveries $(vcfg "$DISK" recoveries)"
+	[ $((r1 - r0)) -gt 0 ] || fail "the hook opened no race window (no timeout harvest took an answer)"
+	[ "$errs" = $((r1 - r0)) ] || fail "$((r1 - r0)) requests failed by the device, but only $errs errors reached the application: a failed request was reported as done"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
+	verify_ok "$s"
+}
+
+# Defect 2 of issue 22: indirect=0 and a 16-entry ring filled at QD64 x 4,
+# so the hctx is stopped with requests waiting in its dispatch list (never
+# started: no timeout sees them); the device goes silent and the disk is
+# unbound before the device was failed. The unbind must finish.
+case_full_ring_unbind() {
+	local s=vlq16 rc=0 t0
+	vblk_only "unbind of a silent device with a full direct ring: the fault switch is vblk's"
+	need_fault_hook
+	echo 0 >"$PARAMS/ring_size"
+	echo 16 >"$PARAMS/ring_size"
+	attach "$s"
+	echo 0 >"$PARAMS/ring_size"
+	[ "$(vcfg "$DISK" ring_size)" = 16 ] || fail "ring_size $(vcfg "$DISK" ring_size)"
+	[ "$(vcfg "$DISK" indirect)" = 0 ] || fail "indirect on"
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
+	start_fio "$DISK" 30
+	sleep 2
+	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
+	sleep 1
+	now_us
+	t0=$NOW_US
+	timeout 90 "$BIND" none "${PCI_OF[$s]}" >/dev/null || rc=$?
+	echo "# recovery: unbind of a silent device with a full ring: exit $rc after $(ms_since "$t0") ms"
+	[ "$rc" = 0 ] || fail "unbind of the silent disk failed or hung (exit $rc)"
+	wait_fio 60
+	[ "$FIO_RC" != 0 ] || fail "fio on a silent, unbound device reported no errors"
+	attach "$s"
+	verify_ok "$s"
+}
+
+# Defect 4 of issue 22: a hostile device writes a bad used index before
+# DRIVER_OK, while probe has requested its interrupts but made no disk yet
+# (module parameter fault_probe_bad_idx). The probe must not crash: the
+# disk appears, the broken ring is recovered by a reset, I/O verifies.
+case_probe_bad_idx() {
+	local s=vlife
+	vblk_only "bad used index during probe: the fault hook is vblk's"
+	need_fault_hook
+	echo 1 >"$PARAMS/fault_probe_bad_idx"
+	attach "$s"
+	[ "$(cat "$PARAMS/fault_probe_bad_idx")" = N ] || fail "the probe did not use the hook"
+	verify_ok "$s"
+	echo "# recovery: bad used index at probe: state $(vcfg "$DISK" state), recoveries $(vcfg "$DISK" recoveries)"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
+	[ "$(vcfg "$DISK" recoveries)" -ge 1 ] || fail "the broken ring was not recovered"
+}
+
 case_teardown() {
 	local s
 	ensure_plugged vhot
@@ -527,6 +606,9 @@ main() {
 	life_case "life: silent device failed within the bound" case_silent
 	life_case "life: lost doorbells recovered by reset" case_recover
 	life_case "life: full direct ring during a failure" case_full_ring_fail
+	life_case "life: unbind of a silent device with a full direct ring" case_full_ring_unbind
+	life_case "life: status race: device-failed requests reach the application as errors" case_status_race
+	life_case "life: bad used index before DRIVER_OK" case_probe_bad_idx
 	life_case "life: device_del under fio, held fd" case_unplug_under_io
 	life_case "life: resize under fio" case_resize_under_io
 	life_case "life: sysfs reset (FLR) under fio" case_flr
