@@ -1,25 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vblk: the device lifecycle: probe and remove, shutdown, system sleep,
- * function reset (FLR), PCI error recovery, recovery of a device that
- * broke or stopped answering, config changes, and the final kill at
- * removal or shutdown. What probe builds comes from vblk_setup.c (device,
- * queues, vectors) and vblk_disk.c (tag set, gendisk, name); vblk_main.c
- * registers the PCI driver whose callbacks are here.
+ * function reset (FLR), PCI error recovery, a device that stops answering
+ * or breaks, config changes. What probe builds comes from vblk_setup.c
+ * (device, queues, vectors) and vblk_disk.c (tag set, gendisk, name);
+ * vblk_main.c registers the PCI driver whose callbacks are here.
  *
- * States (vb->state, written under vb->lifecycle_lock, read anywhere with
- * READ_ONCE):
+ * The state machine
+ * -----------------
+ * vb->state is written only by vblk_change_state(), under
+ * vb->lifecycle_lock, which refuses (and logs) any transition the table
+ * below does not list. It is read anywhere with READ_ONCE. Each state
+ * says what the device, the request queue and the requests are doing:
  *
- *   LIVE       rings in use, I/O flows. Any path may call in here.
- *   RESETTING  the request queue is quiesced; only the holder of
- *              lifecycle_lock touches the device and the rings (recovery,
- *              or a pause for sleep / FLR / a PCI error, vb->paused).
- *   DEAD       the device was reset, or is gone, or broke more often than
- *              max_resets allows: every request fails with an I/O error.
- *              Terminal; remove() tears down from here.
+ *   state      device             request queue      requests it held
+ *   PROBING    being set up       no disk yet        none
+ *   LIVE       running            runs               on the rings
+ *   RESETTING  stopped, restarts  quiesced           requeued
+ *   PAUSED     stopped            quiesced           requeued
+ *   DELETING   running            runs (del_gendisk) on the rings
+ *   DEAD       stopped for good   runs, all fails    failed
+ *   GONE       torn down          del_gendisk done   none
  *
- *   LIVE -> RESETTING -> LIVE       recovery or pause/unpause that worked
- *   LIVE | RESETTING -> DEAD        recovery exhausted, restart failed, kill
+ *   PROBING   -> LIVE                      probe made the disk
+ *   LIVE      -> RESETTING -> LIVE         recovery worked
+ *                RESETTING -> DEAD         resets exhausted, restart failed
+ *   LIVE      -> PAUSED    -> LIVE         sleep, FLR, PCI error recovered
+ *                PAUSED    -> DEAD         restart failed, removed paused
+ *   LIVE      -> DELETING  -> GONE         orderly removal
+ *                DELETING  -> DEAD         no answer during removal
+ *   LIVE      -> DEAD                      gone, shutdown, PCI failure
+ *   DEAD      -> GONE                      removal
+ *
+ * vblk_change_state() also does what entering a state means for the
+ * device and the queue, so that no caller decides it for itself: leaving
+ * LIVE or DELETING for a state whose device is stopped quiesces the queue
+ * (except for GONE: del_gendisk has drained it), stops the device and
+ * every harvester, and takes back what the rings held (requeued for
+ * RESETTING and PAUSED, failed otherwise); entering LIVE or DEAD lets the
+ * queue run again, stopped hctxs included, so that parked requests are
+ * issued (LIVE) or failed (DEAD). Restarting the device between
+ * RESETTING or PAUSED and LIVE is the caller's.
+ *
+ * Entry points and the states they act in (all others leave them alone):
+ *   queue_rq, commit_rqs   any; DEAD fails the request (vblk_mq.c)
+ *   harvesters             any; a stopped queue yields nothing
+ *   request timeout        LIVE: rescue, ring again, wait, or reset
+ *                          (vblk_dev_unanswered); DELETING: DEAD;
+ *                          RESETTING, PAUSED: wait for them
+ *   reset_work             LIVE: recover; DELETING: DEAD; PROBING: kept
+ *                          for the end of probe
+ *   config_work            LIVE (run again on every entry to LIVE)
+ *   remove                 LIVE -> DELETING (DEAD if the device is gone),
+ *                          PAUSED -> DEAD, then del_gendisk, then GONE
+ *   shutdown, PCI failure  LIVE, PAUSED, DELETING -> DEAD
+ *   sleep, FLR, PCI error  LIVE -> PAUSED; resume: PAUSED -> LIVE
  *
  * The lower layers (vblk_notify.c, vblk_mq.c) never call this file: they
  * report through vb->events (struct vblk_events in vblk.h), which probe
@@ -27,42 +62,80 @@
  *
  * Memory the device may DMA into is never handed back while it can: a
  * device that does not finish its reset loses bus mastering, and its ring
- * and tag memory is leaked at removal (vb->dma_leaked) rather than freed.
+ * and tag memory is leaked at removal (vb->dma_leaked, a fact about that
+ * memory, not a state) rather than freed.
  */
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/pci.h>
 #include <linux/virtio_config.h>
 
 #include "vblk.h"
 #include "vblk_compat.h"
 
-static void vblk_set_state(struct vblk_dev *vb, enum vblk_state st)
+#define S(st)	BIT(VBLK_##st)
+static const unsigned int vblk_next_states[VBLK_NR_STATES] = {
+	[VBLK_PROBING]		= S(LIVE),
+	[VBLK_LIVE]		= S(RESETTING) | S(PAUSED) | S(DELETING) | S(DEAD),
+	[VBLK_RESETTING]	= S(LIVE) | S(DEAD),
+	[VBLK_PAUSED]		= S(LIVE) | S(DEAD),
+	[VBLK_DELETING]		= S(DEAD) | S(GONE),
+	[VBLK_DEAD]		= S(GONE),
+	[VBLK_GONE]		= 0,
+};
+
+#undef S
+
+const char * const vblk_state_names[VBLK_NR_STATES] = {
+	[VBLK_PROBING] = "probing", [VBLK_LIVE] = "live",
+	[VBLK_RESETTING] = "resetting", [VBLK_PAUSED] = "paused",
+	[VBLK_DELETING] = "deleting", [VBLK_DEAD] = "dead",
+	[VBLK_GONE] = "gone",
+};
+
+/* The device's I/O flows in these; in the others it is stopped. */
+static bool vblk_state_running(enum vblk_state st)
 {
-	WRITE_ONCE(vb->state, st);
+	return st == VBLK_LIVE || st == VBLK_DELETING;
+}
+
+/* Stopped with the queue quiesced, what it held requeued. */
+static bool vblk_state_parked(enum vblk_state st)
+{
+	return st == VBLK_RESETTING || st == VBLK_PAUSED;
+}
+
+/* For messages: the disk's name, or the function's before there is one. */
+static const char *vblk_name(struct vblk_dev *vb)
+{
+	return vb->disk ? vb->disk->disk_name : pci_name(vb->pci.pdev);
 }
 
 /*
  * Stop the device: after this it no longer reads or writes the rings, no
- * handler runs and none will harvest. A device that will not finish its
- * reset loses bus mastering (it can then no longer reach memory) and its
- * DMA memory is marked leaked.
+ * handler runs, and no harvester holds or will take a used element. A
+ * device that will not finish its reset loses bus mastering (it can then
+ * no longer reach memory) and its DMA memory is marked leaked. A frozen
+ * channel (PCI error) is not reset here: the device cannot be reached,
+ * nor reach memory, and the slot reset resets it.
  */
 static void vblk_stop_hw(struct vblk_dev *vb)
 {
+	struct pci_dev *pdev = vb->pci.pdev;
 	unsigned int i;
-	int err;
 
-	err = vblk_pci_reset(&vb->pci);
-	if (err == -ETIMEDOUT) {
-		pci_clear_master(vb->pci.pdev);
+	if (!pci_channel_offline(pdev) &&
+	    vblk_pci_reset(&vb->pci) == -ETIMEDOUT) {
+		pci_clear_master(pdev);
 		vb->dma_leaked = true;
-		dev_err(vblk_dev_of(vb), "device did not reset: bus mastering off, its DMA memory will not be freed\n");
+		dev_err(&pdev->dev, "device did not reset: bus mastering off, its DMA memory will not be freed\n");
 	}
 	vblk_irqs_sync(vb);
 	for (i = 0; i < vb->nr_queues; i++)
 		vblk_queue_offline(&vb->queues[i]);
+	vb->stops++;
 }
 
 /* Bring a stopped device back with the features and rings it had. */
@@ -94,7 +167,7 @@ static int vblk_restart_hw(struct vblk_dev *vb)
 }
 
 /* Let the queue run again: requeued requests and those parked on a stop. */
-static void vblk_resume_queue(struct vblk_dev *vb)
+static void vblk_run_queue(struct vblk_dev *vb)
 {
 	struct request_queue *q = vb->disk->queue;
 
@@ -104,19 +177,40 @@ static void vblk_resume_queue(struct vblk_dev *vb)
 }
 
 /*
- * Under lifecycle_lock, with the queue quiesced and the device stopped.
- * A disk still live lets its queue run, so that parked and later requests
- * fail at once; once remove has started, del_gendisk() owns the queue and
- * it is only unquiesced.
+ * The one place vb->state changes; see the table at the top of this file.
+ * Returns false, and changes nothing, for a transition the table does not
+ * list.
  */
-static void vblk_die_locked(struct vblk_dev *vb)
+static bool vblk_change_state(struct vblk_dev *vb, enum vblk_state new)
 {
-	vblk_set_state(vb, VBLK_DEAD);
-	vblk_mq_reclaim_inflight(vb, false);
-	if (READ_ONCE(vb->live))
-		vblk_resume_queue(vb);
-	else
-		blk_mq_unquiesce_queue(vb->disk->queue);
+	enum vblk_state old = vb->state;
+
+	lockdep_assert_held(&vb->lifecycle_lock);
+	if (!(vblk_next_states[old] & BIT(new))) {
+		dev_err(vblk_dev_of(vb), "%s: state change %s -> %s refused\n",
+			vblk_name(vb), vblk_state_names[old],
+			vblk_state_names[new]);
+		return false;
+	}
+	WRITE_ONCE(vb->state, new);
+	if (old == VBLK_PROBING)
+		return true;
+	if (vblk_state_running(old) && !vblk_state_running(new)) {
+		/* Queue first, so that no request reaches a stopped ring. */
+		if (new != VBLK_GONE)
+			blk_mq_quiesce_queue(vb->disk->queue);
+		vblk_stop_hw(vb);
+		vblk_mq_reclaim_inflight(vb, vblk_state_parked(new));
+	} else if (new == VBLK_DEAD) {
+		/* A restart that failed half-way may have woken it. */
+		vblk_stop_hw(vb);
+	}
+	if (new == VBLK_LIVE || new == VBLK_DEAD)
+		vblk_run_queue(vb);
+	/* A config change while stopped was not looked at: look now. */
+	if (new == VBLK_LIVE)
+		schedule_work(&vb->config_work);
+	return true;
 }
 
 static s64 vblk_ms_since(ktime_t t0)
@@ -135,78 +229,156 @@ static u64 vblk_completions(struct vblk_dev *vb)
 	return n;
 }
 
+/* Under lifecycle_lock: fail everything for good (from LIVE, PAUSED, DELETING). */
+static void vblk_die_locked(struct vblk_dev *vb, const char *why)
+{
+	if (vblk_change_state(vb, VBLK_DEAD) && why)
+		dev_err(vblk_dev_of(vb), "%s: %s: failing all I/O\n",
+			vblk_name(vb), why);
+}
+
 /*
- * Reset the device, rebuild its rings and requeue what it held, unless it
- * was reset max_resets times in a row without answering anything in
- * between: then everything fails and the disk is dead. Synchronous; the
- * request timeout calls it (every request the device held, the timed-out
- * one too, is then requeued or failed). Returns 0 when the device is live
- * again, -EIO when it is dead, -EBUSY when it was not live to begin with.
+ * Under lifecycle_lock, in LIVE: reset the device, rebuild its rings and
+ * requeue what it held (what waited longer than dev_loss_tmo fails), unless
+ * it was reset max_resets times in a row without answering anything in
+ * between: then everything fails and the disk is dead. Returns 0 when the
+ * device is live again, -EIO when it is dead.
  */
-static int vblk_dev_recover(struct vblk_dev *vb, const char *why)
+static int vblk_recover_locked(struct vblk_dev *vb, const char *why)
 {
 	struct device *dev = vblk_dev_of(vb);
 	ktime_t t0 = ktime_get();
 	u64 done;
 	int err;
 
-	mutex_lock(&vb->lifecycle_lock);
-	if (vb->state != VBLK_LIVE) {
-		mutex_unlock(&vb->lifecycle_lock);
-		return -EBUSY;
-	}
-	vblk_set_state(vb, VBLK_RESETTING);
-	blk_mq_quiesce_queue(vb->disk->queue);
-	vblk_stop_hw(vb);
+	if (!vblk_change_state(vb, VBLK_RESETTING))
+		return -EIO;
 	done = vblk_completions(vb);
 	if (done != vb->completions_at_reset)
 		vb->resets = 0;
 	if (vb->dma_leaked || vb->resets >= READ_ONCE(vblk_max_resets)) {
-		vblk_die_locked(vb);
+		vblk_change_state(vb, VBLK_DEAD);
 		dev_err(dev, "%s: %s; %u reset(s) without progress: failing all I/O (dead after %lld ms)\n",
-			vb->disk->disk_name, why, vb->resets, vblk_ms_since(t0));
-		mutex_unlock(&vb->lifecycle_lock);
+			vblk_name(vb), why, vb->resets, vblk_ms_since(t0));
 		return -EIO;
 	}
 	vb->resets++;
 	vb->completions_at_reset = done;
-	vblk_mq_reclaim_inflight(vb, true);
+	/* The rings are rebuilt: what broke the old ones is moot. */
+	WRITE_ONCE(vb->reset_why, NULL);
 	err = vblk_restart_hw(vb);
 	if (err) {
-		vblk_stop_hw(vb);
-		vblk_die_locked(vb);
+		vblk_change_state(vb, VBLK_DEAD);
 		dev_err(dev, "%s: %s; restart failed (%d): failing all I/O (dead after %lld ms)\n",
-			vb->disk->disk_name, why, err, vblk_ms_since(t0));
-		mutex_unlock(&vb->lifecycle_lock);
+			vblk_name(vb), why, err, vblk_ms_since(t0));
 		return -EIO;
 	}
 	vb->recoveries++;
-	vblk_set_state(vb, VBLK_LIVE);
-	vblk_resume_queue(vb);
+	vblk_change_state(vb, VBLK_LIVE);
 	dev_warn(dev, "%s: %s: device reset, rings rebuilt, I/O requeued (recovery %llu, %lld ms)\n",
-		 vb->disk->disk_name, why, vb->recoveries, vblk_ms_since(t0));
-	mutex_unlock(&vb->lifecycle_lock);
+		 vblk_name(vb), why, vb->recoveries, vblk_ms_since(t0));
 	return 0;
 }
 
+/* A lower layer reported a device it cannot trust (vblk_device_failed). */
 static void vblk_reset_work(struct work_struct *work)
 {
 	struct vblk_dev *vb = container_of(work, struct vblk_dev, reset_work);
+	const char *why;
 
-	vblk_dev_recover(vb, vb->reset_why ?: "device error");
+	mutex_lock(&vb->lifecycle_lock);
+	why = xchg(&vb->reset_why, NULL);
+	if (why) {
+		switch (vb->state) {
+		case VBLK_LIVE:
+			vblk_recover_locked(vb, why);
+			break;
+		case VBLK_DELETING:
+			vblk_die_locked(vb, why);
+			break;
+		case VBLK_PROBING:
+			/* Probe looks again once the disk exists. */
+			WRITE_ONCE(vb->reset_why, why);
+			break;
+		default:
+			/* Stopped: a restart rebuilds the rings anyway. */
+			break;
+		}
+	}
+	mutex_unlock(&vb->lifecycle_lock);
 }
 
 /*
  * vb->events->failed: lower layers report a device they cannot trust here
- * (from any context); recovery runs in process context.
+ * (from any context); recovery runs in process context, in whatever state
+ * the device is in by then.
  */
 static void vblk_device_failed(struct vblk_dev *vb, const char *why)
 {
-	if (READ_ONCE(vb->state) != VBLK_LIVE)
+	enum vblk_state st = READ_ONCE(vb->state);
+
+	if (st == VBLK_DEAD || st == VBLK_GONE)
 		return;
 	dev_err_ratelimited(vblk_dev_of(vb), "device failed (%s): resetting it\n", why);
-	vb->reset_why = why;
+	WRITE_ONCE(vb->reset_why, why);
 	schedule_work(&vb->reset_work);
+}
+
+/*
+ * vb->events->unanswered: the request timeout found a request on queue q
+ * still unanswered after waited_ms, with nothing on the ring for it. Slow
+ * is not dead:
+ * - a device that looks broken (NEEDS_RESET, config all ones, PCI channel
+ *   offline, bus mastering off) is reset at once;
+ * - a device that looks sane gets its doorbell again (a lost doorbell
+ *   also mutes every later one) and is waited for, with a rate-limited
+ *   warning, until the request waited dev_loss_tmo seconds (0: for ever);
+ *   then it is reset, and the requests that waited that long fail;
+ * - while the disk is being removed nobody waits: the device is failed.
+ * Serialised with recovery, pause and FLR by lifecycle_lock, so that the
+ * register reads and the doorbell never meet a device being reset.
+ * Returns VBLK_RECLAIMED when the device's requests were taken back
+ * (requeued or failed), VBLK_WAIT when the request waits on.
+ */
+static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
+					     struct vblk_queue *q,
+					     unsigned int waited_ms)
+{
+	unsigned int tmo = READ_ONCE(vblk_dev_loss_tmo);
+	u64 stops = READ_ONCE(vb->stops);
+	enum vblk_verdict v = VBLK_WAIT;
+	const char *why;
+
+	mutex_lock(&vb->lifecycle_lock);
+	/* A stop while we waited for the lock took the request back. */
+	if (vb->stops != stops) {
+		mutex_unlock(&vb->lifecycle_lock);
+		return VBLK_WAIT;
+	}
+	switch (vb->state) {
+	case VBLK_DELETING:
+		vblk_die_locked(vb, "no answer while the disk is removed");
+		v = VBLK_RECLAIMED;
+		break;
+	case VBLK_LIVE:
+		why = vblk_pci_insane(&vb->pci);
+		if (!why && tmo && waited_ms / 1000 >= tmo)
+			why = "no answer within dev_loss_tmo";
+		if (why) {
+			vblk_recover_locked(vb, why);
+			v = VBLK_RECLAIMED;
+			break;
+		}
+		vblk_queue_rekick(q);
+		dev_warn_ratelimited(vblk_dev_of(vb), "%s: queue %u: no answer for %u s from a device that looks sane: doorbell rung again, waiting%s\n",
+				     vblk_name(vb), q->index, waited_ms / 1000,
+				     tmo ? " (gives up at dev_loss_tmo)" : "");
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&vb->lifecycle_lock);
+	return v;
 }
 
 /*
@@ -215,23 +387,9 @@ static void vblk_device_failed(struct vblk_dev *vb, const char *why)
  */
 static void vblk_dev_kill(struct vblk_dev *vb, const char *why)
 {
-	bool quiesced;
-
 	mutex_lock(&vb->lifecycle_lock);
-	if (vb->state == VBLK_DEAD) {
-		mutex_unlock(&vb->lifecycle_lock);
-		return;
-	}
-	if (why)
-		dev_warn(vblk_dev_of(vb), "%s: %s: failing all I/O\n",
-			 vb->disk->disk_name, why);
-	/* A paused queue is quiesced already. */
-	quiesced = vb->state == VBLK_RESETTING;
-	vb->paused = false;
-	if (!quiesced)
-		blk_mq_quiesce_queue(vb->disk->queue);
-	vblk_stop_hw(vb);
-	vblk_die_locked(vb);
+	if (vb->state != VBLK_DEAD && vb->state != VBLK_GONE)
+		vblk_die_locked(vb, why);
 	mutex_unlock(&vb->lifecycle_lock);
 }
 
@@ -242,13 +400,8 @@ static void vblk_dev_kill(struct vblk_dev *vb, const char *why)
 static void vblk_dev_pause(struct vblk_dev *vb)
 {
 	mutex_lock(&vb->lifecycle_lock);
-	if (vb->state == VBLK_LIVE) {
-		vblk_set_state(vb, VBLK_RESETTING);
-		vb->paused = true;
-		blk_mq_quiesce_queue(vb->disk->queue);
-		vblk_stop_hw(vb);
-		vblk_mq_reclaim_inflight(vb, true);
-	}
+	if (vb->state == VBLK_LIVE)
+		vblk_change_state(vb, VBLK_PAUSED);
 	mutex_unlock(&vb->lifecycle_lock);
 }
 
@@ -258,19 +411,16 @@ static int vblk_dev_unpause(struct vblk_dev *vb, const char *what)
 	int err = 0;
 
 	mutex_lock(&vb->lifecycle_lock);
-	if (vb->paused) {
-		vb->paused = false;
+	if (vb->state == VBLK_PAUSED) {
 		err = vblk_restart_hw(vb);
 		if (err) {
-			vblk_stop_hw(vb);
-			vblk_die_locked(vb);
+			vblk_change_state(vb, VBLK_DEAD);
 			dev_err(vblk_dev_of(vb), "%s: restart after %s failed (%d): failing all I/O\n",
-				vb->disk->disk_name, what, err);
+				vblk_name(vb), what, err);
 		} else {
-			vblk_set_state(vb, VBLK_LIVE);
-			vblk_resume_queue(vb);
+			vblk_change_state(vb, VBLK_LIVE);
 			dev_info(vblk_dev_of(vb), "%s: restarted after %s in %lld ms\n",
-				 vb->disk->disk_name, what, vblk_ms_since(t0));
+				 vblk_name(vb), what, vblk_ms_since(t0));
 		}
 	}
 	mutex_unlock(&vb->lifecycle_lock);
@@ -285,16 +435,23 @@ static void vblk_config_changed(struct vblk_dev *vb)
 	schedule_work(&vb->config_work);
 }
 
+/*
+ * In LIVE only; every entry to LIVE schedules it again, so a change that
+ * came while the device was stopped is not lost.
+ */
 static void vblk_config_work(struct work_struct *work)
 {
 	struct vblk_dev *vb = container_of(work, struct vblk_dev, config_work);
 	sector_t sectors;
 
-	if (!READ_ONCE(vb->live) || READ_ONCE(vb->state) != VBLK_LIVE)
+	if (READ_ONCE(vb->state) != VBLK_LIVE)
 		return;
 	/* The device asks for a reset through a config change (2.1.2). */
 	if (vblk_pci_get_status(&vb->pci) & VIRTIO_CONFIG_S_NEEDS_RESET) {
-		vblk_dev_recover(vb, "device set NEEDS_RESET");
+		mutex_lock(&vb->lifecycle_lock);
+		if (vb->state == VBLK_LIVE)
+			vblk_recover_locked(vb, "device set NEEDS_RESET");
+		mutex_unlock(&vb->lifecycle_lock);
 		return;
 	}
 	if (vblk_read_capacity(vb, &sectors))
@@ -309,18 +466,43 @@ static void vblk_config_work(struct work_struct *work)
 static const struct vblk_events vblk_dev_events = {
 	.failed		= vblk_device_failed,
 	.config_changed	= vblk_config_changed,
-	.recover	= vblk_dev_recover,
+	.unanswered	= vblk_dev_unanswered,
 };
 
 static void vblk_dev_init_lifecycle(struct vblk_dev *vb)
 {
 	mutex_init(&vb->lifecycle_lock);
 	INIT_WORK(&vb->reset_work, vblk_reset_work);
-	vb->state = VBLK_LIVE;
+	INIT_WORK(&vb->config_work, vblk_config_work);
+	vb->state = VBLK_PROBING;
 	vb->events = &vblk_dev_events;
 }
 
 /* ---- probe and remove --------------------------------------------------- */
+
+/*
+ * Probe unwinding: stop a device that may be running. One that does not
+ * finish its reset keeps its DMA memory (see vblk_stop_hw).
+ */
+static void vblk_probe_quiet(struct vblk_dev *vb)
+{
+	if (vblk_pci_reset(&vb->pci) == -ETIMEDOUT) {
+		pci_clear_master(vb->pci.pdev);
+		vb->dma_leaked = true;
+		dev_err(vblk_dev_of(vb), "device did not reset: bus mastering off, its DMA memory will not be freed\n");
+	}
+}
+
+/* The disk exists and the device is running: PROBING -> LIVE. */
+static void vblk_probe_done(struct vblk_dev *vb)
+{
+	mutex_lock(&vb->lifecycle_lock);
+	vblk_change_state(vb, VBLK_LIVE);
+	mutex_unlock(&vb->lifecycle_lock);
+	/* A failure reported before the disk existed is recovered now. */
+	if (READ_ONCE(vb->reset_why))
+		schedule_work(&vb->reset_work);
+}
 
 int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
@@ -331,7 +513,6 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vb = kzalloc(sizeof(*vb), GFP_KERNEL);
 	if (!vb)
 		return -ENOMEM;
-	INIT_WORK(&vb->config_work, vblk_config_work);
 	vblk_dev_init_lifecycle(vb);
 	mutex_init(&vb->serial_lock);
 	pci_set_drvdata(pdev, vb);
@@ -364,10 +545,10 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_irqs;
 	pci_save_state(pdev);
 	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
+	vblk_probe_done(vb);
 	err = vblk_add_disk(vb);
 	if (err)
 		goto err_irqs;
-	WRITE_ONCE(vb->live, true);
 
 	dev_info(&pdev->dev,
 		 "%s: %llu sectors, %u+%u queues x %u (depth %u), %s vectors, %s completion%s%s\n",
@@ -381,7 +562,7 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_irqs:
 	/* Device quiet and handlers gone before the works they schedule. */
-	vblk_pci_reset(&vb->pci);
+	vblk_probe_quiet(vb);
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
 	cancel_work_sync(&vb->reset_work);
@@ -389,9 +570,12 @@ err_irqs:
 		vblk_destroy_disk(vb);
 	goto err_free_queues;
 err_queues:
-	vblk_pci_reset(&vb->pci);
+	vblk_probe_quiet(vb);
 err_free_queues:
-	vblk_free_queues(vb, vb->nr_queues);
+	if (vb->dma_leaked)
+		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");
+	else
+		vblk_free_queues(vb, vb->nr_queues);
 err_vectors:
 	vblk_pci_free_vectors(&vb->pci);
 err_reset:
@@ -403,30 +587,51 @@ err_free:
 }
 
 /*
+ * The first step of removal, the same whatever the state: the queue must
+ * run (unquiesced, stopped hctxs started) so that del_gendisk can drain
+ * it. A running device goes on serving it (DELETING: a request that then
+ * times out fails the device); a device that is gone, or paused and so
+ * never coming back, is failed now with everything parked.
+ */
+static void vblk_remove_begin(struct vblk_dev *vb, struct pci_dev *pdev)
+{
+	mutex_lock(&vb->lifecycle_lock);
+	switch (vb->state) {
+	case VBLK_LIVE:
+		if (pci_device_is_present(pdev))
+			vblk_change_state(vb, VBLK_DELETING);
+		else
+			vblk_die_locked(vb, "device removed");
+		break;
+	case VBLK_PAUSED:
+		vblk_die_locked(vb, "device removed while paused");
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&vb->lifecycle_lock);
+}
+
+/*
  * Device side down; the disk may stay open (vb lives until free_disk).
- * Order: a device that is gone fails its I/O first (del_gendisk would wait
- * for it otherwise); no config change starts once the disk is going;
- * del_gendisk drains the rest (the request timeout still recovers or fails
- * a silent device meanwhile); then the device stops for good, and only
- * after its interrupts are freed can no work item be scheduled again.
+ * del_gendisk drains the queue; then the device stops for good (GONE), and
+ * only after its interrupts are freed can no work item be scheduled again.
  */
 void vblk_remove(struct pci_dev *pdev)
 {
 	struct vblk_dev *vb = pci_get_drvdata(pdev);
 
-	if (!pci_device_is_present(pdev))
-		vblk_dev_kill(vb, "device removed");
-	WRITE_ONCE(vb->live, false);
+	vblk_remove_begin(vb, pdev);
 	cancel_work_sync(&vb->config_work);
 	del_gendisk(vb->disk);
-	cancel_work_sync(&vb->reset_work);
-	vblk_dev_kill(vb, NULL);
+	mutex_lock(&vb->lifecycle_lock);
+	vblk_change_state(vb, VBLK_GONE);
+	mutex_unlock(&vb->lifecycle_lock);
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
 	cancel_work_sync(&vb->reset_work);
 
 	mutex_lock(&vb->lifecycle_lock);
-	vb->removed = true;
 	if (vb->dma_leaked)
 		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");
 	else
@@ -476,14 +681,23 @@ static pci_ers_result_t vblk_error_detected(struct pci_dev *pdev,
 {
 	struct vblk_dev *vb = pci_get_drvdata(pdev);
 
-	if (state == pci_channel_io_perm_failure) {
+	switch (state) {
+	case pci_channel_io_normal:
+		/* Non-fatal: the link works; nothing of the device was lost. */
+		return PCI_ERS_RESULT_CAN_RECOVER;
+	case pci_channel_io_perm_failure:
 		vblk_dev_kill(vb, "permanent PCI failure");
 		return PCI_ERS_RESULT_DISCONNECT;
+	default:
+		vblk_dev_pause(vb);
+		return PCI_ERS_RESULT_NEED_RESET;
 	}
-	vblk_dev_pause(vb);
-	return PCI_ERS_RESULT_NEED_RESET;
 }
 
+/*
+ * pci_restore_state() uses the saved state up (it clears state_saved):
+ * save it again, or a second error recovery would restore nothing.
+ */
 static pci_ers_result_t vblk_slot_reset(struct pci_dev *pdev)
 {
 	struct vblk_dev *vb = pci_get_drvdata(pdev);
@@ -491,6 +705,7 @@ static pci_ers_result_t vblk_slot_reset(struct pci_dev *pdev)
 	if (vblk_fault_slot_reset_fails(&vb->fault))
 		return PCI_ERS_RESULT_DISCONNECT;
 	pci_restore_state(pdev);
+	pci_save_state(pdev);
 	return PCI_ERS_RESULT_RECOVERED;
 }
 

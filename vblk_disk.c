@@ -11,7 +11,7 @@
  * vblk_dev is freed. The disk's private_data is NULL until add_disk
  * succeeded: until then .free_disk has nothing to free (probe unwinds).
  * Geometry is read under vb->lifecycle_lock, like everything that touches
- * a device that remove may have torn down (vb->removed).
+ * a device that remove may have torn down (state GONE).
  */
 #include <linux/blkdev.h>
 #include <linux/hdreg.h>
@@ -106,7 +106,7 @@ static int vblk_getgeo(VBLK_GETGEO_ARG arg, struct hd_geometry *geo)
 	bool have = false;
 
 	mutex_lock(&vb->lifecycle_lock);
-	if (vb->removed) {
+	if (vb->state == VBLK_GONE) {
 		mutex_unlock(&vb->lifecycle_lock);
 		return -ENXIO;
 	}

@@ -50,17 +50,20 @@ void vblk_fault_probe(struct vblk_dev *vb)
 /*
  * The status race's window: ask for a recovery, as a broken ring on
  * another queue would, and hold the harvest that already took its used
- * element until the recovery is done (the recovery count moved) or 3 s
- * passed. Only harvests that may sleep open it.
+ * element until the recovery is done (the recovery count moved), or it
+ * stopped this queue and so waits for this harvest, or 3 s passed. Only
+ * harvests that may sleep open it.
  */
-void vblk_fault_race_window(struct vblk_dev *vb)
+void vblk_fault_race_window(struct vblk_queue *q)
 {
+	struct vblk_dev *vb = q->vb;
 	u64 rec = READ_ONCE(vb->recoveries);
 	unsigned long end = jiffies + 3 * HZ;
 
 	vb->events->failed(vb, "fault hook: recovery during a harvest");
-	while (READ_ONCE(vb->recoveries) == rec && time_before(jiffies, end))
-		msleep(10);
+	while (READ_ONCE(vb->recoveries) == rec && !READ_ONCE(q->offline) &&
+	       time_before(jiffies, end))
+		usleep_range(10000, 20000);
 }
 
 void vblk_fault_announce(void)
@@ -86,7 +89,8 @@ static ssize_t lose_show(struct device *dev, struct device_attribute *attr,
 {
 	struct vblk_dev *vb = vblk_from_dev(dev);
 
-	return sysfs_emit(buf, "irq %d\nkick %d\nsilent %d\nrace %d\nraced %d\nslot_reset_fail %d\n",
+	return sysfs_emit(buf,
+			  "irq %d\nkick %d\nsilent %d\nrace %d\nraced %d\nslot_reset_fail %d\n",
 			  atomic_read(&vb->fault.lose_irqs),
 			  atomic_read(&vb->fault.lose_kicks),
 			  READ_ONCE(vb->fault.silent),

@@ -12,8 +12,8 @@
  *
  * Locking: the queue lock around the ring (include/vblk.h); a request's
  * PDU and tag storage belong to it from queue_rq to its completion. The
- * request timeout escalates to a device reset through vb->events->recover
- * (the lifecycle code's), never by calling it by name.
+ * request timeout hands what stays unanswered to vb->events->unanswered
+ * (the lifecycle code's policy), never calling it by name.
  */
 #include <linux/blk-mq.h>
 #include <linux/ctype.h>
@@ -45,9 +45,9 @@ struct vblk_req {
 	blk_status_t status;
 	bool reclaimed;		/* taken back from a stopped device */
 	bool requeue;		/* ... and to be issued again */
-	u8 timeouts;		/* request timeouts since it was issued */
 	u8 retries;		/* requeues after a device recovery */
 	bool one_buf;		/* data mapped as one buffer: sg[0]'s DMA fields */
+	u16 timeouts;		/* request timeouts since it was issued */
 	u16 nents;		/* scatterlist entries (before DMA mapping) */
 	u16 ndesc;		/* descriptors in the request's table */
 	u16 pool_at;		/* first entry of its pool run ... */
@@ -601,18 +601,26 @@ static void vblk_unmap_batch(struct io_comp_batch *iob)
 	blk_mq_end_request_batch(iob);
 }
 
+/* Under the queue lock, with the used element: the status byte the device wrote. */
+u8 vblk_mq_used_status(struct vblk_queue *q, void *token)
+{
+	struct request *rq = token;
+
+	return READ_ONCE(q->status[rq->tag]);
+}
+
 /*
- * Called by the harvest, outside the queue lock, for each used element.
+ * Called by the harvest, outside the queue lock, for each used element,
+ * with the status byte read under the lock (vblk_mq_used_status).
  * A successful read or write joins iob (when there is one): blk-mq then
  * frees the batch's tags together. Passthrough requests (GET_ID) and
  * failures take the one-by-one path, which carries their status.
  */
-void vblk_mq_complete_used(struct vblk_queue *q, void *token,
+void vblk_mq_complete_used(struct vblk_queue *q, void *token, u8 status,
 			   struct io_comp_batch *iob)
 {
 	struct request *rq = token;
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
-	u8 status = READ_ONCE(q->status[rq->tag]);
 
 	vr->status = vblk_status(status);
 	if (unlikely(status != VIRTIO_BLK_S_OK && status != VIRTIO_BLK_S_UNSUPP))
@@ -678,45 +686,36 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 /*
  * The device owns the request's buffers until it answers; taking them back
- * needs a device reset. Escalation, as nvme does it:
- *
- * 1. Look at the ring: the answer may be there with its interrupt held
- *    back (irq_coalesce) or lost; the harvest completes it.
- * 2. A device that looks sane gets its doorbell again (a lost doorbell
- *    also mutes every later one) and the request one more timeout.
- * 3. Then, or at once for a device that looks broken, reset the device
- *    and requeue everything it held (vb->events->recover, the lifecycle
- *    code's; bounded by max_resets, after which all I/O fails). The
- *    timed-out request is one of those, so it is done here.
+ * needs a device reset. First look at the ring: the answer may be there
+ * with its interrupt held back (irq_coalesce) or lost, and the harvest
+ * completes it. What is still unanswered goes to the lifecycle code
+ * (vb->events->unanswered), which rings again and waits for a device that
+ * looks sane, up to dev_loss_tmo, and resets one that looks broken or
+ * waited too long; the request is then requeued or failed with the rest.
  */
 static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
 	struct vblk_dev *vb = q->vb;
-	struct device *dev = vblk_dev_of(vb);
-	const char *why;
+	unsigned int waited_ms;
 	int found;
 
-	/* Recovery or a pause holds the request; it requeues or fails it. */
-	if (READ_ONCE(vb->state) != VBLK_LIVE)
-		return BLK_EH_RESET_TIMER;
-	found = vblk_queue_recover(q);
+	found = vblk_queue_rescue(q);
 	if (found)
-		dev_warn_ratelimited(dev, "queue %u: %d answers found without their interrupt\n",
+		dev_warn_ratelimited(vblk_dev_of(vb), "queue %u: %d answers found without their interrupt\n",
 				     q->index, found);
 	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 		return BLK_EH_DONE;
-	why = vblk_pci_insane(&vb->pci);
-	if (!why && vr->timeouts++ == 0) {
-		vblk_queue_rekick(q);
-		dev_warn_ratelimited(dev, "queue %u tag %d: no answer from the device yet, doorbell rung again\n",
-				     q->index, rq->tag);
-		return BLK_EH_RESET_TIMER;
-	}
-	if (vb->events->recover(vb, why ?: "request timed out twice") == -EBUSY)
-		return BLK_EH_RESET_TIMER;
-	return BLK_EH_DONE;
+	if (vr->timeouts < U16_MAX)
+		vr->timeouts++;
+	waited_ms = vr->timeouts * jiffies_to_msecs(rq->timeout);
+	if (vb->events->unanswered(vb, q, waited_ms) == VBLK_RECLAIMED)
+		return BLK_EH_DONE;
+	/* A recovery or pause that ran meanwhile may have taken it back. */
+	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+		return BLK_EH_DONE;
+	return BLK_EH_RESET_TIMER;
 }
 
 /* Queues to CPUs: follow the vector affinity when each queue has one. */
@@ -781,6 +780,15 @@ static void vblk_mark_reclaimed(void *token, void *arg)
 /* A request goes out again after a recovery at most this many times. */
 #define VBLK_MAX_RETRIES	5
 
+/* It waited for an answer as long as dev_loss_tmo allows (0: no bound). */
+static bool vblk_rq_expired(struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	unsigned int tmo = READ_ONCE(vblk_dev_loss_tmo);
+
+	return tmo && vr->timeouts * jiffies_to_msecs(rq->timeout) / 1000 >= tmo;
+}
+
 static bool vblk_complete_reclaimed(struct request *rq, void *data)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
@@ -790,16 +798,17 @@ static bool vblk_complete_reclaimed(struct request *rq, void *data)
 		return true;
 	vr->reclaimed = false;
 	vr->requeue = requeue && !blk_rq_is_passthrough(rq) &&
-		      vr->retries++ < VBLK_MAX_RETRIES;
+		      !vblk_rq_expired(rq) && vr->retries++ < VBLK_MAX_RETRIES;
 	blk_mq_complete_request(rq);
 	return true;
 }
 
 /*
  * The device was stopped and can no longer touch the rings: take back every
- * request it held, and requeue it (requeue, a recovery or a pause) or fail
- * it. The marks are made under each queue lock, the completions outside any
- * lock (a completion may start new submissions). Passthrough requests
+ * request it held, and requeue it (requeue, a recovery or a pause; not one
+ * that waited dev_loss_tmo already) or fail it. The marks are made under
+ * each queue lock, the completions outside any lock (a completion may
+ * start new submissions). Passthrough requests
  * (GET_ID) are failed, not requeued: their issuer sees the error.
  */
 void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue)

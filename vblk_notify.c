@@ -76,6 +76,7 @@ static bool vblk_rearm_locked(struct vblk_queue *q)
 /* What one lock hold took off the ring. */
 struct vblk_take {
 	void *tokens[VBLK_HARVEST_BATCH];
+	u8 status[VBLK_HARVEST_BATCH];	/* each one's status byte, read with it */
 	int n;
 	bool failed;	/* the ring refused a used element */
 	bool idle;	/* re-armed with nothing left to harvest */
@@ -84,9 +85,12 @@ struct vblk_take {
 };
 
 /*
- * One hold of the queue lock: take up to want used elements and, when the
- * ring ran dry first and rearm is asked for, re-arm the interrupt in the
- * same hold.
+ * One hold of the queue lock: take up to want used elements and their
+ * status bytes and, when the ring ran dry first and rearm is asked for,
+ * re-arm the interrupt in the same hold. The status byte is read here, not
+ * at completion: once the lock is dropped a restart may rebuild the ring
+ * memory the status bytes live in. Elements taken make this harvest one
+ * of q->harvesters until vblk_queue_done(), which a stop waits for.
  */
 static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 			    int want, bool rearm)
@@ -104,22 +108,43 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 	 */
 	stopped = q->offline || vblk_fault_silent(&q->vb->fault);
 	for (t->n = 0; !stopped && t->n < want; t->n++) {
-		ret = vblk_ring_get_used(&q->ring, &t->tokens[t->n], &len);
+		void **token = &t->tokens[t->n];
+
+		ret = vblk_ring_get_used(&q->ring, token, &len);
 		if (ret <= 0)
 			break;
 		if (t->may_sleep && !t->race &&
 		    vblk_fault_race_take(&q->vb->fault)) {
-			vblk_mq_fault_status(q, t->tokens[t->n]);
+			vblk_mq_fault_status(q, *token);
 			t->race = true;
 		}
+		t->status[t->n] = vblk_mq_used_status(q, *token);
 	}
 	q->stats.completions += t->n;
+	if (t->n)
+		atomic_inc(&q->harvesters);
 	t->failed = ret < 0;
 	if (stopped)
 		t->idle = true;		/* nothing to wait for: stop */
 	else if (rearm && t->n < want)
 		t->idle = vblk_rearm_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* Complete what a take took, outside the lock; the harvest is then done. */
+static void vblk_queue_done(struct vblk_queue *q, struct vblk_take *t,
+			    struct io_comp_batch *iob)
+{
+	int i;
+
+	if (!t->n)
+		return;
+	if (t->race)
+		vblk_fault_race_window(q);
+	for (i = 0; i < t->n; i++)
+		vblk_mq_complete_used(q, t->tokens[i], t->status[i], iob);
+	if (atomic_dec_and_test(&q->harvesters))
+		wake_up_var(&q->harvesters);
 }
 
 /*
@@ -132,25 +157,26 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
  * The re-arm comes last: after the ring ran dry, the gathered batch is
  * ended first and the ring looked at again, so completions that arrive
  * meanwhile are harvested here instead of raising another interrupt.
+ * The loop is bounded in rounds too, not only in completions: a device
+ * that keeps saying there is more while there is none does not keep a
+ * CPU here (*idle stays false: the caller hands the queue to irq_poll).
  */
 static int vblk_queue_drain(struct vblk_queue *q, int budget,
 			    struct io_comp_batch *iob, bool rearm, bool *idle,
 			    bool may_sleep)
 {
 	struct vblk_take t = { .may_sleep = may_sleep };
+	int rounds = budget / VBLK_HARVEST_BATCH + 4;
 	bool dry = false;
-	int done = 0, i;
+	int done = 0;
 
 	*idle = false;
-	while (done < budget) {
+	while (done < budget && rounds--) {
 		int want = min(budget - done, VBLK_HARVEST_BATCH);
 
 		t.race = false;
 		vblk_queue_take(q, &t, want, rearm && dry);
-		if (t.race)
-			vblk_fault_race_window(q->vb);
-		for (i = 0; i < t.n; i++)
-			vblk_mq_complete_used(q, t.tokens[i], iob);
+		vblk_queue_done(q, &t, iob);
 		done += t.n;
 		if (t.failed) {
 			vblk_ring_failed(q);
@@ -188,21 +214,26 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget,
 }
 
 /*
- * The request timeout's harvest. What it finds had its interrupt held back
- * (irq_coalesce) or lost, and the interrupt is re-armed as the handler
- * would: a harvest that moved last_used past used_event without re-arming
- * would leave the device no index to interrupt at until the 16-bit index
- * wrapped, and every later request would wait for a timeout too.
+ * The request timeout's harvest (process context). What it finds had its
+ * interrupt held back (irq_coalesce) or lost, and the interrupt is re-armed
+ * as the handler would: a harvest that moved last_used past used_event
+ * without re-arming would leave the device no index to interrupt at until
+ * the 16-bit index wrapped, and every later request would wait for a
+ * timeout too. irq_poll raises a softirq: with bottom halves off, so that
+ * it runs when they come back on rather than at some later interrupt.
  */
-int vblk_queue_recover(struct vblk_queue *q)
+int vblk_queue_rescue(struct vblk_queue *q)
 {
 	unsigned long flags;
 	bool idle = true;
 	int done;
 
 	done = vblk_queue_drain(q, q->ring.num, NULL, !q->polled, &idle, true);
-	if (!idle)
+	if (!idle) {
+		local_bh_disable();
 		irq_poll_sched(&q->iop);
+		local_bh_enable();
+	}
 	if (done) {
 		spin_lock_irqsave(&q->lock, flags);
 		q->stats.rescued += done;
@@ -470,8 +501,10 @@ void vblk_queue_init_completion(struct vblk_queue *q)
 /*
  * Offline: the device was stopped, and no harvest may touch the ring until
  * vblk_queue_start() rebuilds it; a running irq_poll is waited for and
- * stays disabled. Online undoes that. Idempotent either way, which
- * irq_poll_disable()/irq_poll_enable() are not.
+ * stays disabled, and so is every harvest that took used elements before
+ * (the poller's and the request timeout's too, which run where no
+ * interrupt sync reaches). Online undoes that. Idempotent either way,
+ * which irq_poll_disable()/irq_poll_enable() are not. Process context.
  */
 static void vblk_queue_set_offline(struct vblk_queue *q, bool offline)
 {
@@ -482,6 +515,8 @@ static void vblk_queue_set_offline(struct vblk_queue *q, bool offline)
 	was = q->offline;
 	q->offline = offline;
 	spin_unlock_irqrestore(&q->lock, flags);
+	if (offline)
+		wait_var_event(&q->harvesters, !atomic_read(&q->harvesters));
 	if (was == offline)
 		return;
 	if (offline)

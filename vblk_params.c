@@ -200,11 +200,14 @@ module_param_named(event_idx, vblk_use_event_idx, bool, 0644);
 MODULE_PARM_DESC(event_idx, "Negotiate the event index when offered (default 1; applies at bind)");
 
 /*
- * Recovery (vblk_dev.c): the request timeout, and how many resets in a row
- * without an answer from the device before its disk is declared dead. A
- * silent device fails its I/O after about 2 * io_timeout * (max_resets + 1).
+ * Recovery (vblk_dev.c): the request timeout; how long a request waits for
+ * a device that looks sane before the device is reset and the request
+ * fails (dev_loss_tmo); and how many resets in a row without an answer
+ * from the device before its disk is declared dead. A timeout no longer
+ * means a reset, so io_timeout is blk-mq's own default: it only sets how
+ * often a waiting request is looked at (and its doorbell rung again).
  */
-unsigned int vblk_io_timeout = 10;
+unsigned int vblk_io_timeout = 30;
 static int vblk_set_timeout(const char *val, const struct kernel_param *kp)
 {
 	return vblk_set_uint_range(val, kp, 1, 600);
@@ -216,7 +219,27 @@ static const struct kernel_param_ops vblk_timeout_ops = {
 };
 module_param_cb(io_timeout, &vblk_timeout_ops, &vblk_io_timeout, 0644);
 MODULE_PARM_DESC(io_timeout,
-		 "Request timeout in seconds, 1..600 (default 10; applies at bind, then per disk in queue/io_timeout)");
+		 "Request timeout in seconds, 1..600: how often an unanswered request is looked at and its doorbell rung again (default 30; applies at bind, then per disk in queue/io_timeout)");
+
+/*
+ * 600 s, nvme over fabrics' ctrl_loss_tmo: long enough for a storage path
+ * failover, an NFS server restart or a thin pool growing, short enough
+ * that an application that cannot get an answer learns it. 0 waits for
+ * ever, as the in-tree driver does.
+ */
+unsigned int vblk_dev_loss_tmo = 600;
+static int vblk_set_loss_tmo(const char *val, const struct kernel_param *kp)
+{
+	return vblk_set_uint_range(val, kp, 0, 86400);
+}
+
+static const struct kernel_param_ops vblk_loss_tmo_ops = {
+	.set = vblk_set_loss_tmo,
+	.get = param_get_uint,
+};
+module_param_cb(dev_loss_tmo, &vblk_loss_tmo_ops, &vblk_dev_loss_tmo, 0644);
+MODULE_PARM_DESC(dev_loss_tmo,
+		 "Seconds a request waits for a device that looks sane but does not answer before the device is reset and the request fails, 0..86400 (0 = for ever; default 600)");
 
 unsigned int vblk_max_resets = 1;
 static int vblk_set_resets(const char *val, const struct kernel_param *kp)

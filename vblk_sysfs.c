@@ -7,7 +7,7 @@
  * Ownership and locking: the attributes exist from add_disk until
  * del_gendisk, and may run after remove tore the device side down while
  * the disk was held open. What asks the device (serial, cache_type) does
- * so under vb->lifecycle_lock and checks vb->removed; the serial is read
+ * so under vb->lifecycle_lock and checks that the state is not GONE; the serial is read
  * once, lazily, under vb->serial_lock. Counters are per queue: each read
  * without a lock (a snapshot, not a consistent cut), reset under the queue
  * lock. Ring indices are read under the queue lock.
@@ -71,7 +71,7 @@ static ssize_t cache_type_show(struct device *dev,
 	u8 wce;
 
 	mutex_lock(&vb->lifecycle_lock);
-	if (!vb->removed)
+	if (vb->state != VBLK_GONE)
 		err = vblk_cache_mode(vb, &wce);
 	mutex_unlock(&vb->lifecycle_lock);
 	if (err)
@@ -98,7 +98,7 @@ static ssize_t cache_type_store(struct device *dev,
 	if (!vblk_has(vb, VIRTIO_BLK_F_CONFIG_WCE))
 		return -EPERM;
 	mutex_lock(&vb->lifecycle_lock);
-	if (!vb->removed) {
+	if (vb->state != VBLK_GONE) {
 		err = vblk_pci_write_config8(&vb->pci, VBLK_CFG(wce), want);
 		if (!err)
 			err = vblk_cache_mode(vb, &wce);
@@ -256,10 +256,6 @@ static ssize_t rings_show(struct device *dev, struct device_attribute *attr,
 	return len;
 }
 static DEVICE_ATTR_RO(rings);
-
-static const char * const vblk_state_names[] = {
-	[VBLK_LIVE] = "live", [VBLK_RESETTING] = "resetting", [VBLK_DEAD] = "dead",
-};
 
 static u32 vblk_len_over(struct vblk_dev *vb)
 {

@@ -34,7 +34,7 @@
  * ---------------------
  * struct vblk_dev is created at probe and freed by the gendisk's .free_disk,
  * when the last opener of the disk closes it: a removed disk can still be
- * held open, and its operations then return -ENXIO (vb->removed). The
+ * held open, and its operations then return -ENXIO (state GONE). The
  * device side (BARs, vectors, rings, tag memory) is torn down at remove.
  * vb->state and the lifecycle rules are described in vblk_dev.c.
  *
@@ -84,15 +84,30 @@ enum vblk_complete_mode {
 	VBLK_COMPLETE_SOFTIRQ,
 };
 
+/* The lifecycle's states: the table at the top of vblk_dev.c. */
 enum vblk_state {
+	VBLK_PROBING,
 	VBLK_LIVE,
 	VBLK_RESETTING,
+	VBLK_PAUSED,
+	VBLK_DELETING,
 	VBLK_DEAD,
+	VBLK_GONE,
+	VBLK_NR_STATES
+};
+
+extern const char * const vblk_state_names[VBLK_NR_STATES];
+
+/* What the lifecycle made of a request left unanswered (events->unanswered). */
+enum vblk_verdict {
+	VBLK_WAIT,		/* the request waits on: reset its timer */
+	VBLK_RECLAIMED,		/* taken back from the device: requeued or failed */
 };
 
 /* Module parameters (vblk_params.c). */
 extern bool vblk_notify_in_lock;	/* read on every doorbell */
 extern unsigned int vblk_max_resets;	/* read at each recovery */
+extern unsigned int vblk_dev_loss_tmo;	/* read at each request timeout */
 extern unsigned int vblk_poll_budget;	/* irq_poll budget per run */
 extern unsigned int vblk_irq_coalesce;	/* percent; read at every re-arm */
 /* ... and those read at bind (vblk_setup.c, vblk_disk.c) */
@@ -224,17 +239,19 @@ struct vblk_dev;
  *                 runs later in process context.
  * config_changed  the config interrupt fired. Hard-irq context; does
  *                 not sleep; asynchronous.
- * recover         reset the device now, rebuild its rings and requeue
- *                 (or, past max_resets, fail) everything it held.
- *                 Process context only, no lock held (the request
- *                 timeout): sleeps, takes vb->lifecycle_lock. Returns 0
- *                 when the device is live again, -EIO when it is dead,
- *                 -EBUSY when it was not live to begin with.
+ * unanswered      the request timeout found a request of queue q with
+ *                 no answer on the ring after waited_ms: the lifecycle
+ *                 rings again and waits, or resets the device (the
+ *                 request is then requeued or failed: VBLK_RECLAIMED).
+ *                 Process context only, no queue lock held: sleeps,
+ *                 takes vb->lifecycle_lock.
  */
 struct vblk_events {
 	void (*failed)(struct vblk_dev *vb, const char *why);
 	void (*config_changed)(struct vblk_dev *vb);
-	int (*recover)(struct vblk_dev *vb, const char *why);
+	enum vblk_verdict (*unanswered)(struct vblk_dev *vb,
+					struct vblk_queue *q,
+					unsigned int waited_ms);
 };
 
 struct vblk_queue {
@@ -246,6 +263,7 @@ struct vblk_queue {
 	bool softirq;			/* completions through irq_poll */
 	bool polled;			/* poll queue: no interrupts at all */
 	bool offline;			/* device stopped: harvest nothing (lock) */
+	atomic_t harvesters;		/* harvests between take and completion */
 	void __iomem *doorbell;
 	struct irq_poll iop;
 	struct blk_mq_hw_ctx *hctx;	/* set in init_hctx */
@@ -289,17 +307,15 @@ struct vblk_dev {
 
 	const struct vblk_events *events;	/* set at probe, see above */
 	struct work_struct config_work;	/* capacity change, NEEDS_RESET */
-	struct work_struct reset_work;	/* device broke: vblk_dev_recover() */
-	const char *reset_why;		/* what reset_work is for */
+	struct work_struct reset_work;	/* device broke: recovery */
+	const char *reset_why;		/* what reset_work is for (xchg) */
 
 	/* Lifecycle (vblk_dev.c); all under lifecycle_lock but state. */
 	struct mutex lifecycle_lock;
 	enum vblk_state state;		/* READ_ONCE outside the lock */
-	bool paused;			/* RESETTING for sleep/FLR/PCI error */
-	bool removed;			/* device side torn down (remove) */
 	bool dma_leaked;		/* device never reset: keep its memory */
-	bool live;			/* disk added, until remove starts */
 	unsigned int resets;		/* in a row, without progress */
+	u64 stops;			/* device stops (vblk_stop_hw) so far */
 	u64 completions_at_reset;
 	u64 recoveries;
 	struct mutex serial_lock;	/* serial read lazily, once */
@@ -379,7 +395,7 @@ void vblk_queue_offline(struct vblk_queue *q);
 void vblk_queue_online(struct vblk_queue *q);
 int vblk_queue_harvest(struct vblk_queue *q, int budget,
 		       struct io_comp_batch *iob);
-int vblk_queue_recover(struct vblk_queue *q);
+int vblk_queue_rescue(struct vblk_queue *q);
 void vblk_queue_rekick(struct vblk_queue *q);
 
 /* vblk_pool.c: overflow tables */
@@ -400,7 +416,8 @@ void vblk_pool_reset_waits(struct vblk_pool *pool);
 /* vblk_mq.c: blk-mq */
 extern const struct blk_mq_ops vblk_mq_ops;
 unsigned int vblk_mq_cmd_size(struct vblk_dev *vb);
-void vblk_mq_complete_used(struct vblk_queue *q, void *token,
+u8 vblk_mq_used_status(struct vblk_queue *q, void *token);
+void vblk_mq_complete_used(struct vblk_queue *q, void *token, u8 status,
 			   struct io_comp_batch *iob);
 void vblk_mq_flush_batch(struct io_comp_batch *iob);
 #ifdef CONFIG_VBLK_FAULT_INJECT

@@ -86,7 +86,7 @@ static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
 struct device_attribute;
 struct vblk_dev;
 struct vblk_queue;
-void vblk_fault_race_window(struct vblk_dev *vb);
+void vblk_fault_race_window(struct vblk_queue *q);
 void vblk_fault_probe(struct vblk_dev *vb);
 extern struct device_attribute vblk_fault_attr_lose;
 #define VBLK_FAULT_ATTR		(&vblk_fault_attr_lose.attr)
@@ -122,7 +122,8 @@ static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
 }
 
 struct vblk_dev;
-static inline void vblk_fault_race_window(struct vblk_dev *vb)
+struct vblk_queue;
+static inline void vblk_fault_race_window(struct vblk_queue *q)
 {
 }
 

@@ -187,6 +187,20 @@ resize() {
 	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
 }
 
+# throttle SERIAL BPS IOPS: QEMU's I/O limits on the disk's drive (QMP
+# block_set_io_throttle); 0 0 lifts them. BPS=1 stalls the backend: every
+# request waits in QEMU for as long as the limit stays, as behind a storage
+# path that fails over; lifting it lets them all through.
+throttle() {
+	qmp "{\"execute\": \"block_set_io_throttle\", \"arguments\": {\"id\": \"${MF[$1:qdev]}\", \"bps\": $2, \"bps_rd\": 0, \"bps_wr\": 0, \"iops\": $3, \"iops_rd\": 0, \"iops_wr\": 0}}" >/dev/null ||
+		fail "block_set_io_throttle $1 $2 $3 refused"
+}
+
+# Device resets vblk logged so far (0 under virtio_blk, which has none).
+resets_logged() {
+	dmesg | grep -c 'device reset, rings rebuilt' || true
+}
+
 vblk_only() {
 	[ "$DRIVER" = vblk ] && return 0
 	echo "# reference: $1"
@@ -363,54 +377,60 @@ case_eio() {
 }
 
 # A silent device (vblk/lose "silent": no doorbell reaches it, no answer
-# reaches the driver): requests fail within
-# the bound 2 * io_timeout * (max_resets + 1), the disk is dead, and a
-# rebind gives a working disk again.
+# reaches the driver) looks sane, so it is waited for as a slow one: a read
+# fails once it waited dev_loss_tmo (plus at most one request timeout);
+# the reset that gave up found the device restartable, so the disk stays
+# live; a second read, after a reset without any answer since, fails the
+# same way and (max_resets 1) the disk is dead. A rebind gives a working
+# disk again.
 case_silent() {
 	local s=vlife t0 ms rc=0 bound
 	vblk_only "silent device: the fault switch is vblk's (vblk/lose)"
 	need_fault_hook
-	echo 2 >"$PARAMS/io_timeout"
 	echo 1 >"$PARAMS/max_resets"
 	attach "$s"
-	echo 10 >"$PARAMS/io_timeout"
-	bound=$((2 * 2 * 2 + 10))
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
+	echo 4 >"$PARAMS/dev_loss_tmo"
+	bound=$((4 + 2 + 4))
 	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
-	now_us
-	t0=$NOW_US
-	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none || rc=$?
-	ms=$(ms_since "$t0")
-	echo "# recovery: silent device: read ended (exit $rc) after $ms ms, state $(vcfg "$DISK" state)"
-	[ "$rc" != 124 ] || fail "the read on a silent device hung for 60 s"
-	[ "$rc" != 0 ] || fail "a read on a silent device succeeded"
-	[ "$ms" -le $((bound * 1000)) ] || fail "failing took $ms ms, bound ${bound} s"
+	for i in 1 2; do
+		now_us
+		t0=$NOW_US
+		rc=0
+		timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 skip=$i iflag=direct status=none || rc=$?
+		ms=$(ms_since "$t0")
+		echo "# recovery: silent device: read $i ended (exit $rc) after $ms ms, state $(vcfg "$DISK" state), recoveries $(vcfg "$DISK" recoveries)"
+		[ "$rc" != 124 ] || fail "read $i on a silent device hung for 60 s"
+		[ "$rc" != 0 ] || fail "read $i on a silent device succeeded"
+		[ "$ms" -le $((bound * 1000)) ] || fail "failing read $i took $ms ms, bound ${bound} s (dev_loss_tmo 4 + io_timeout 2 + 4)"
+	done
+	echo 600 >"$PARAMS/dev_loss_tmo"
 	[ "$(vcfg "$DISK" state)" = dead ] || fail "state $(vcfg "$DISK" state), expected dead"
 	attach "$s"
 	verify_ok "$s"
 }
 
-# A silent device for a while, then it answers again: the reset
-# brings the requests back (requeued), nothing fails.
+# A device silent for a while (its doorbells lost), then answering again:
+# it looked sane throughout, so the request timeout rang the doorbell
+# again and waited; the read succeeds, and there was no reset.
 case_recover() {
 	local s=vlife t0 rc=0 rec0
-	vblk_only "recovery by reset: the fault switch is vblk's (vblk/lose)"
+	vblk_only "lost doorbells: the fault switch is vblk's (vblk/lose)"
 	need_fault_hook
-	echo 2 >"$PARAMS/io_timeout"
-	echo 1 >"$PARAMS/max_resets"
 	attach "$s"
-	echo 10 >"$PARAMS/io_timeout"
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
 	rec0=$(vcfg "$DISK" recoveries)
 	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	now_us
 	t0=$NOW_US
 	timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct status=none &
 	local pid=$!
-	sleep 3
+	sleep 5
 	echo "silent 0" >"/sys/block/$DISK/vblk/lose"
 	wait "$pid" || rc=$?
 	echo "# recovery: lost doorbells: read done (exit $rc) after $(ms_since "$t0") ms, $(($(vcfg "$DISK" recoveries) - rec0)) reset(s)"
 	[ "$rc" = 0 ] || fail "the read failed (exit $rc) although the device came back"
-	[ "$(vcfg "$DISK" recoveries)" -gt "$rec0" ] || fail "no reset counted"
+	[ "$(vcfg "$DISK" recoveries)" = "$rec0" ] || fail "a device that looked sane was reset"
 	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
 	verify_ok "$s"
 }
@@ -426,15 +446,17 @@ case_full_ring_fail() {
 	echo 0 >"$PARAMS/max_resets"
 	echo 16 >"$PARAMS/ring_size"
 	attach "$s"
-	echo 10 >"$PARAMS/io_timeout"
+	echo 30 >"$PARAMS/io_timeout"
 	echo 1 >"$PARAMS/max_resets"
 	echo 0 >"$PARAMS/ring_size"
 	[ "$(vcfg "$DISK" ring_size)" = 16 ] || fail "ring_size $(vcfg "$DISK" ring_size)"
 	[ "$(vcfg "$DISK" indirect)" = 0 ] || fail "indirect on"
+	echo 4 >"$PARAMS/dev_loss_tmo"
 	start_fio "$DISK" 5
 	sleep 1
 	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	wait_fio 60
+	echo 600 >"$PARAMS/dev_loss_tmo"
 	[ "$FIO_RC" != 0 ] || fail "fio on a silent device reported no errors"
 	[ "$(vcfg "$DISK" state)" = dead ] || fail "state $(vcfg "$DISK" state)"
 	timeout 60 "$BIND" none "${PCI_OF[$s]}" >/dev/null || rc=$?
@@ -558,6 +580,61 @@ case_probe_bad_idx() {
 	[ "$(vcfg "$DISK" recoveries)" -ge 1 ] || fail "the broken ring was not recovered"
 }
 
+# Issue 26: a backend that stalls for STALL_S (20 s; io_timeout 2 s, so ten
+# request timeouts) under fio with verify, then comes back. Slow is not
+# dead: no I/O error, no device reset, verify passes. The same for the
+# in-tree driver (no timeout handler: it just waits).
+case_backend_stall() {
+	local s=vlife t0 stall=${STALL_S:-20} r0 rec0=0 ms
+	attach "$s"
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
+	r0=$(resets_logged)
+	[ "$DRIVER" != vblk ] || rec0=$(vcfg "$DISK" recoveries)
+	start_fio "$DISK" $((stall + 12)) verify
+	sleep 4
+	now_us
+	t0=$NOW_US
+	throttle "$s" 1 1
+	sleep "$stall"
+	throttle "$s" 0 0
+	ms=$(ms_since "$t0")
+	wait_fio 90
+	echo "# recovery: backend stalled ${ms} ms under fio verify: fio exit $FIO_RC, resets $(($(resets_logged) - r0)); $(grep -m1 -o 'clat.*max=[^,]*' /tmp/life-fio || true)"
+	[ "$FIO_RC" = 0 ] || fail "fio across a ${stall} s backend stall exited $FIO_RC: I/O failed"
+	[ "$(resets_logged)" = "$r0" ] || fail "a stalled backend got the device reset"
+	if [ "$DRIVER" = vblk ]; then
+		[ "$(vcfg "$DISK" recoveries)" = "$rec0" ] || fail "recoveries $rec0 -> $(vcfg "$DISK" recoveries)"
+		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
+	fi
+	verify_ok "$s"
+}
+
+# Issue 26: a backend stalled longer than dev_loss_tmo (4 s for the test,
+# io_timeout 2 s): a write that waits fails with EIO within dev_loss_tmo
+# plus one timeout (plus slack), nothing hangs; the reset that gave up
+# finds the device restartable, so the disk stays live and, once the
+# backend is back, verified I/O works. The in-tree driver has no bound.
+case_backend_stall_long() {
+	local s=vlife t0 ms rc=0
+	vblk_only "stall past dev_loss_tmo: the in-tree driver waits for ever (no bound to test)"
+	attach "$s"
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
+	echo 4 >"$PARAMS/dev_loss_tmo"
+	throttle "$s" 1 1
+	now_us
+	t0=$NOW_US
+	timeout 60 dd if=/dev/urandom of="/dev/$DISK" bs=64k count=4 oflag=direct status=none || rc=$?
+	ms=$(ms_since "$t0")
+	throttle "$s" 0 0
+	echo 600 >"$PARAMS/dev_loss_tmo"
+	echo "# recovery: backend stalled past dev_loss_tmo 4 s: write ended (exit $rc) after $ms ms, state $(vcfg "$DISK" state), recoveries $(vcfg "$DISK" recoveries)"
+	[ "$rc" != 124 ] || fail "the write hung for 60 s"
+	[ "$rc" != 0 ] || fail "the write succeeded although the backend never answered within dev_loss_tmo"
+	[ "$ms" -le 14000 ] || fail "failing the write took $ms ms (bound: dev_loss_tmo 4 s + io_timeout 2 s, per request of the run, + slack)"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after the backend came back"
+	verify_ok "$s"
+}
+
 case_teardown() {
 	local s
 	ensure_plugged vhot
@@ -604,11 +681,13 @@ main() {
 	life_case "life: unbind under fio" case_unbind_under_io
 	life_case "life: injected EIO (blkdebug)" case_eio
 	life_case "life: silent device failed within the bound" case_silent
-	life_case "life: lost doorbells recovered by reset" case_recover
+	life_case "life: lost doorbells: rung again, no reset" case_recover
 	life_case "life: full direct ring during a failure" case_full_ring_fail
 	life_case "life: unbind of a silent device with a full direct ring" case_full_ring_unbind
 	life_case "life: status race: device-failed requests reach the application as errors" case_status_race
 	life_case "life: bad used index before DRIVER_OK" case_probe_bad_idx
+	life_case "life: backend stall shorter than dev_loss_tmo under fio verify" case_backend_stall
+	life_case "life: backend stall past dev_loss_tmo" case_backend_stall_long
 	life_case "life: device_del under fio, held fd" case_unplug_under_io
 	life_case "life: resize under fio" case_resize_under_io
 	life_case "life: sysfs reset (FLR) under fio" case_flr

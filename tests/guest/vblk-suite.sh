@@ -180,6 +180,7 @@ case_param_ranges() {
 		[max_segments]="0 1025 4096 4294967296 -1 foo"
 		[poll_budget]="0 4097 -1"
 		[io_timeout]="0 601 -1"
+		[dev_loss_tmo]="86401 -1 x"
 		[max_resets]="101 -1"
 		[irq_coalesce]="101 -1"
 		[notify_in_lock]="2 maybe"
@@ -196,6 +197,7 @@ case_param_ranges() {
 		[max_segments]="1 1024"
 		[poll_budget]="1 4096"
 		[io_timeout]="1 600"
+		[dev_loss_tmo]="0 86400"
 		[max_resets]="0 100"
 		[irq_coalesce]="0 100"
 	)
