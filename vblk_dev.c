@@ -40,7 +40,8 @@
  * RESETTING and PAUSED, failed otherwise); entering LIVE or DEAD lets the
  * queue run again, stopped hctxs included, so that parked requests are
  * issued (LIVE) or failed (DEAD). Restarting the device between
- * RESETTING or PAUSED and LIVE is the caller's.
+ * RESETTING or PAUSED and LIVE is the caller's, and so is stopping it
+ * again when that restart failed half-way.
  *
  * Entry points and the states they act in (all others leave them alone):
  *   queue_rq, commit_rqs   any; DEAD fails the request (vblk_mq.c)
@@ -138,6 +139,30 @@ static void vblk_stop_hw(struct vblk_dev *vb)
 	vb->stops++;
 }
 
+/*
+ * After a reset the device may offer less than at probe; the rings that
+ * exist (their count, size and memory) must still fit what it offers.
+ */
+static int vblk_check_queues(struct vblk_dev *vb)
+{
+	unsigned int i, n = vblk_pci_num_queues(&vb->pci);
+
+	if (n < vb->nr_queues) {
+		dev_err(vblk_dev_of(vb), "device now offers %u queues, %u in use\n",
+			n, vb->nr_queues);
+		return -ENODEV;
+	}
+	for (i = 0; i < vb->nr_queues; i++) {
+		n = vblk_pci_queue_max_size(&vb->pci, i);
+		if (n < vb->ring_size) {
+			dev_err(vblk_dev_of(vb), "queue %u now takes %u entries, %u in use\n",
+				i, n, vb->ring_size);
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
 /* Bring a stopped device back with the features and rings it had. */
 static int vblk_restart_hw(struct vblk_dev *vb)
 {
@@ -156,6 +181,8 @@ static int vblk_restart_hw(struct vblk_dev *vb)
 		return -ENODEV;
 	}
 	err = vblk_pci_set_features(&vb->pci, vb->pci.features);
+	if (!err)
+		err = vblk_check_queues(vb);
 	for (i = 0; !err && i < vb->nr_queues; i++)
 		err = vblk_queue_start(vb, &vb->queues[i]);
 	if (!err)
@@ -201,9 +228,6 @@ static bool vblk_change_state(struct vblk_dev *vb, enum vblk_state new)
 			blk_mq_quiesce_queue(vb->disk->queue);
 		vblk_stop_hw(vb);
 		vblk_mq_reclaim_inflight(vb, vblk_state_parked(new));
-	} else if (new == VBLK_DEAD) {
-		/* A restart that failed half-way may have woken it. */
-		vblk_stop_hw(vb);
 	}
 	if (new == VBLK_LIVE || new == VBLK_DEAD)
 		vblk_run_queue(vb);
@@ -268,6 +292,8 @@ static int vblk_recover_locked(struct vblk_dev *vb, const char *why)
 	WRITE_ONCE(vb->reset_why, NULL);
 	err = vblk_restart_hw(vb);
 	if (err) {
+		/* A restart that failed half-way may have woken it. */
+		vblk_stop_hw(vb);
 		vblk_change_state(vb, VBLK_DEAD);
 		dev_err(dev, "%s: %s; restart failed (%d): failing all I/O (dead after %lld ms)\n",
 			vblk_name(vb), why, err, vblk_ms_since(t0));
@@ -414,6 +440,7 @@ static int vblk_dev_unpause(struct vblk_dev *vb, const char *what)
 	if (vb->state == VBLK_PAUSED) {
 		err = vblk_restart_hw(vb);
 		if (err) {
+			vblk_stop_hw(vb);
 			vblk_change_state(vb, VBLK_DEAD);
 			dev_err(vblk_dev_of(vb), "%s: restart after %s failed (%d): failing all I/O\n",
 				vblk_name(vb), what, err);

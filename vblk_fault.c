@@ -48,6 +48,25 @@ void vblk_fault_probe(struct vblk_dev *vb)
 }
 
 /*
+ * fault_size_max=N: the next probes read a size_max of N bytes, as if the
+ * device offered VIRTIO_BLK_F_SIZE_MAX (QEMU's virtio-blk does not), so
+ * that the segment limit can be tested behind an IOMMU; vblk/lose's
+ * seg_over counts descriptors that exceeded it.
+ */
+static unsigned int vblk_fault_size_max_param;
+module_param_named(fault_size_max, vblk_fault_size_max_param, uint, 0644);
+MODULE_PARM_DESC(fault_size_max,
+		 "Test hook: probes take this size_max in bytes (0: the device's)");
+
+void vblk_fault_size_max(u32 *size_max)
+{
+	unsigned int v = READ_ONCE(vblk_fault_size_max_param);
+
+	if (v)
+		*size_max = v;
+}
+
+/*
  * The status race's window: ask for a recovery, as a broken ring on
  * another queue would, and hold the harvest that already took its used
  * element until the recovery is done (the recovery count moved), or it
@@ -90,13 +109,14 @@ static ssize_t lose_show(struct device *dev, struct device_attribute *attr,
 	struct vblk_dev *vb = vblk_from_dev(dev);
 
 	return sysfs_emit(buf,
-			  "irq %d\nkick %d\nsilent %d\nrace %d\nraced %d\nslot_reset_fail %d\n",
+			  "irq %d\nkick %d\nsilent %d\nrace %d\nraced %d\nslot_reset_fail %d\nseg_over %d\n",
 			  atomic_read(&vb->fault.lose_irqs),
 			  atomic_read(&vb->fault.lose_kicks),
 			  READ_ONCE(vb->fault.silent),
 			  atomic_read(&vb->fault.race),
 			  atomic_read(&vb->fault.raced),
-			  atomic_read(&vb->fault.slot_reset_fail));
+			  atomic_read(&vb->fault.slot_reset_fail),
+			  atomic_read(&vb->fault.seg_over));
 }
 
 static ssize_t lose_store(struct device *dev, struct device_attribute *attr,

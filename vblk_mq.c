@@ -342,9 +342,12 @@ static blk_status_t vblk_prep_data_cmd(struct vblk_queue *q, struct request *rq,
 		vblk_desc_set(&tbl[n++], sg_dma_address(vr->sg),
 			      sg_dma_len(vr->sg), dev_writes);
 	else
-		for_each_sg(vblk_rq_sg(q, vr), s, mapped, i)
+		for_each_sg(vblk_rq_sg(q, vr), s, mapped, i) {
+			vblk_fault_seg_len(&q->vb->fault, sg_dma_len(s),
+					   q->vb->size_max);
 			vblk_desc_set(&tbl[n++], sg_dma_address(s),
 				      sg_dma_len(s), dev_writes);
+		}
 	vblk_desc_set(&tbl[n++], vblk_status_addr(q, rq), 1, true);
 	vr->ndesc = n;
 	return BLK_STS_OK;

@@ -492,17 +492,25 @@ u8 vblk_pci_read_isr(struct vblk_pci *p)
 /*
  * The largest buffer one mapping can take: through the DMA API a bounce
  * buffer (swiotlb) or an IOMMU may limit it, and a segment beyond it would
- * fail to map every time it is tried. The DMA layer is told the same.
+ * fail to map every time it is tried.
  */
 size_t vblk_pci_max_dma_size(struct vblk_pci *p)
 {
-	size_t max;
-
 	if (!p->dma_api)
 		return SIZE_MAX;
-	max = dma_max_mapping_size(&p->pdev->dev);
-	dma_set_max_seg_size(&p->pdev->dev, min_t(size_t, max, UINT_MAX));
-	return max;
+	return dma_max_mapping_size(&p->pdev->dev);
+}
+
+/*
+ * The longest segment the DMA layer may make: an IOMMU merges the pages of
+ * a scatterlist into one I/O virtual range as long as it may, and each
+ * mapped segment becomes one descriptor, so without this a descriptor
+ * could exceed the device's size_max.
+ */
+void vblk_pci_set_dma_seg_size(struct vblk_pci *p, unsigned int size)
+{
+	if (p->dma_api)
+		dma_set_max_seg_size(&p->pdev->dev, size);
 }
 
 void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr)

@@ -108,6 +108,7 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 	if (vblk_has(vb, VIRTIO_BLK_F_SIZE_MAX) &&
 	    vblk_read_u32(vb, VBLK_CFG(size_max), &size_max))
 		return -EIO;
+	vblk_fault_size_max(&size_max);
 	if (!seg_max) {
 		dev_warn(dev, "seg_max 0: using 1 segment per request\n");
 		seg_max = 1;
@@ -122,6 +123,8 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 			size_max);
 		return -EINVAL;
 	}
+	vb->size_max = size_max;
+	vblk_pci_set_dma_seg_size(&vb->pci, size_max);
 	segs = min3(seg_max, vblk_max_segments ?: 1U, 1024U);
 	/*
 	 * No chain may be longer than the ring, indirect tables included, and

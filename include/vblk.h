@@ -292,6 +292,7 @@ struct vblk_dev {
 	unsigned int ring_size;
 	unsigned int depth;		/* tags per queue (<= ring_size) */
 	unsigned int max_segs;		/* data segments per request */
+	u32 size_max;			/* bytes per data descriptor */
 	unsigned int max_ranges;	/* range table entries per request */
 	unsigned int tbl_entries;	/* the largest table a request needs */
 	unsigned int tag_stride;	/* bytes of vblk_tag_dma per tag */
@@ -373,6 +374,7 @@ int vblk_pci_alloc_vectors(struct vblk_pci *p, enum vblk_irq_mode mode,
 void vblk_pci_free_vectors(struct vblk_pci *p);
 u8 vblk_pci_read_isr(struct vblk_pci *p);
 size_t vblk_pci_max_dma_size(struct vblk_pci *p);
+void vblk_pci_set_dma_seg_size(struct vblk_pci *p, unsigned int size);
 void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr);
 void vblk_dma_free(struct vblk_pci *p, size_t size, void *mem, dma_addr_t addr);
 int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,

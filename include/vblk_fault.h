@@ -35,6 +35,7 @@ struct vblk_fault {
 	atomic_t race;		/* status race windows still to open */
 	atomic_t raced;		/* ... opened so far */
 	atomic_t slot_reset_fail; /* PCI slot resets to refuse */
+	atomic_t seg_over;	/* data descriptors longer than size_max */
 };
 
 /* Use up one of *n if any is left. */
@@ -82,8 +83,16 @@ static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
 	return vblk_fault_lose_one(&f->slot_reset_fail);
 }
 
+/* Witness: a data descriptor longer than the device's size_max. */
+static inline void vblk_fault_seg_len(struct vblk_fault *f, u32 len, u32 max)
+{
+	if (unlikely(len > max))
+		atomic_inc(&f->seg_over);
+}
+
 /* The vblk/lose attribute and the load-time notice (vblk_fault.c). */
 struct device_attribute;
+void vblk_fault_size_max(u32 *size_max);
 struct vblk_dev;
 struct vblk_queue;
 void vblk_fault_race_window(struct vblk_queue *q);
@@ -128,6 +137,14 @@ static inline void vblk_fault_race_window(struct vblk_queue *q)
 }
 
 static inline void vblk_fault_probe(struct vblk_dev *vb)
+{
+}
+
+static inline void vblk_fault_seg_len(struct vblk_fault *f, u32 len, u32 max)
+{
+}
+
+static inline void vblk_fault_size_max(u32 *size_max)
 {
 }
 
