@@ -217,8 +217,10 @@ resize() {
 # request waits in QEMU for as long as the limit stays, as behind a storage
 # path that fails over; lifting it lets them all through.
 throttle() {
-	qmp "{\"execute\": \"block_set_io_throttle\", \"arguments\": {\"id\": \"${MF[$1:qdev]}\", \"bps\": $2, \"bps_rd\": 0, \"bps_wr\": 0, \"iops\": $3, \"iops_rd\": 0, \"iops_wr\": 0}}" >/dev/null ||
-		fail "block_set_io_throttle $1 $2 $3 refused"
+	local out
+	# The block backend is the virtio-blk device's, inside the PCI proxy.
+	out=$(qmp "{\"execute\": \"block_set_io_throttle\", \"arguments\": {\"id\": \"${MF[$1:qdev]}/virtio-backend\", \"bps\": $2, \"bps_rd\": 0, \"bps_wr\": 0, \"iops\": $3, \"iops_rd\": 0, \"iops_wr\": 0}}") ||
+		fail "block_set_io_throttle $1 $2 $3 refused: $out"
 }
 
 # Device resets vblk logged so far (0 under virtio_blk, which has none).
