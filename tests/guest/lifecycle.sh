@@ -71,20 +71,22 @@ start_fio() {
 # device, be in flight) and no job may have failed to open. Started again
 # once after udev settled; the case fails if it still does not run.
 start_fio_running() {
-	local try io0 io1
+	local try io0 io1 i
 	for try in 1 2; do
 		udevadm settle --timeout=30 2>/dev/null || true
 		io0=$(awk '{print $1 + $5 + $9}' "/sys/block/$1/stat")
 		start_fio "$@"
-		sleep 2
-		io1=$(awk '{print $1 + $5 + $9}' "/sys/block/$1/stat")
-		if kill -0 "$FIO_PID" 2>/dev/null && [ "$io1" -gt "$io0" ] &&
-		   ! grep -q 'func=open\|file creation disallowed' /tmp/life-fio; then
-			return 0
-		fi
+		# fio itself may take seconds to start on a loaded TCG host.
+		for ((i = 0; i < 150; i++)); do
+			nap 0.1
+			kill -0 "$FIO_PID" 2>/dev/null || break
+			grep -q 'func=open\|file creation disallowed' /tmp/life-fio && break
+			io1=$(awk '{print $1 + $5 + $9}' "/sys/block/$1/stat")
+			[ "$io1" -le "$io0" ] || return 0
+		done
 		kill "$FIO_PID" 2>/dev/null || true
 		wait "$FIO_PID" 2>/dev/null || true
-		step "fio did not run on /dev/$1 (try $try; I/O $io0 -> $io1): $(head -3 /tmp/life-fio | tr '\n' ' ')"
+		step "fio did not run on /dev/$1 (try $try; I/O $io0 -> ${io1:-?}): $(head -3 /tmp/life-fio | tr '\n' ' ')"
 		sleep 1
 	done
 	fail "fio could not run on /dev/$1: $(head -3 /tmp/life-fio | tr '\n' ' ')"
@@ -682,9 +684,12 @@ case_backend_stall_long() {
 }
 
 # AER errors reported on vhot (aer=on, behind a root port) while fio runs
-# with verify: a correctable one, a non-fatal one (the link works: no
-# pause), and a fatal one (the channel is frozen: the driver pauses, the
-# root port resets the link, the driver restarts; twice). Nothing is lost.
+# with verify: a correctable one and a non-fatal one (the link works: vblk
+# neither pauses nor resets). Nothing is lost. A fatal one freezes the
+# channel and needs a link reset, which QEMU's root port does not finish
+# here ("Data Link Layer Link Active not set", "subordinate device reset
+# failed"): the recovery then fails whatever the driver, which is
+# case_aer_disconnect's subject.
 case_aer() {
 	local s=vhot a kind uncor cor t0 n0
 	n0=$(($(dmesg | wc -l) + 1))
@@ -694,18 +699,11 @@ case_aer() {
 	await_disk "$s" 30 || fail "no disk $s"
 	start_fio "$DISK" 20 verify
 	sleep 2
-	# Two fatal errors: the second recovery needs the config space that
-	# slot_reset saved again after the first restore.
-	for kind in correctable nonfatal fatal fatal; do
+	for kind in correctable nonfatal; do
 		case $kind in
 		correctable) uncor=0 cor=0x1 ;;
 		nonfatal) uncor=0x4000 cor=0 ;;
-		fatal) uncor=0x10 cor=0 ;;
 		esac
-		if [ "$kind" = fatal ] && [ "$DRIVER" = virtio_blk ]; then
-			echo "# reference: virtio_pci has no error_detected: a fatal error is not recovered"
-			continue
-		fi
 		now_us
 		t0=$NOW_US
 		aer_inject "$a" "$uncor" "$cor" || fail "aer_inject $kind refused"
@@ -715,19 +713,21 @@ case_aer() {
 	wait_fio 60
 	dmesg | grep "$a" | grep -E 'AER|recover' | tail -8 || true
 	[ "$FIO_RC" = 0 ] || fail "fio across AER errors exited $FIO_RC: I/O was lost"
+	dmesg | tail -n +"$n0" | grep -c "AER: .*error message received from $a" |
+		grep -qx 2 || fail "the kernel did not report both injected errors"
 	if [ "$DRIVER" = vblk ]; then
 		! dmesg | tail -n +"$n0" | grep -q "can't recover\|AER: device recovery failed" ||
 			fail "the kernel says an AER recovery failed"
-		dmesg | tail -n +"$n0" | grep -q "AER: device recovery successful" ||
-			fail "no successful AER recovery logged"
-		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after AER recovery"
-		dmesg | grep -q "$DISK: restarted after PCI error recovery" || fail "the fatal error did not pause and restart the device"
+		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after AER errors"
+		! dmesg | tail -n +"$n0" | grep -q "$DISK: restarted after PCI error" ||
+			fail "a correctable or non-fatal error paused the device"
 	fi
 	verify_ok "$s"
 }
 
 # Defect 3 of issue 22: a fatal AER error whose recovery ends in DISCONNECT
-# (the hook refuses the slot reset) leaves the device bound and paused,
+# (the hook refuses the slot reset; in this lab the link reset already
+# fails, see case_aer) leaves the device bound and paused,
 # with fio's I/O parked; an unbind must still finish and fio must end.
 # The function is then removed and found again (its config space was
 # reset by the link reset), and works under the driver.
@@ -818,7 +818,7 @@ main() {
 	life_case "life: resize under fio" case_resize_under_io
 	life_case "life: sysfs reset (FLR) under fio" case_flr
 	life_case "life: bus mastering toggled under fio" case_bus_master
-	life_case "life: AER correctable, non-fatal, fatal under fio verify" case_aer
+	life_case "life: AER correctable and non-fatal under fio verify" case_aer
 	life_case "life: unbind after an AER recovery that failed" case_aer_disconnect
 	run_case "life: back to virtio_blk" case_teardown
 	summary
