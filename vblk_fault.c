@@ -70,19 +70,25 @@ void vblk_fault_size_max(u32 *size_max)
  * The status race's window: ask for a recovery, as a broken ring on
  * another queue would, and hold the harvest that already took its used
  * element until the recovery is done (the recovery count moved), or it
- * stopped this queue and so waits for this harvest, or 3 s passed. Only
- * harvests that may sleep open it.
+ * stopped this queue and so waits for this harvest, or a bound passed: 3 s
+ * for a harvest that may sleep (the request timeout's), 1 s of busy
+ * waiting for the poller (io_uring IOPOLL, which polls under the RCU read
+ * lock: a recovery's quiesce waits for it, so this bound ends the wait).
  */
-void vblk_fault_race_window(struct vblk_queue *q)
+void vblk_fault_race_window(struct vblk_queue *q, bool may_sleep)
 {
 	struct vblk_dev *vb = q->vb;
 	u64 rec = READ_ONCE(vb->recoveries);
-	unsigned long end = jiffies + 3 * HZ;
+	unsigned long end = jiffies + (may_sleep ? 3 * HZ : HZ);
 
 	vb->events->failed(vb, "fault hook: recovery during a harvest");
 	while (READ_ONCE(vb->recoveries) == rec && !READ_ONCE(q->offline) &&
-	       time_before(jiffies, end))
-		usleep_range(10000, 20000);
+	       time_before(jiffies, end)) {
+		if (may_sleep)
+			usleep_range(10000, 20000);
+		else
+			mdelay(1);
+	}
 }
 
 void vblk_fault_announce(void)

@@ -113,7 +113,7 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 		ret = vblk_ring_get_used(&q->ring, token, &len);
 		if (ret <= 0)
 			break;
-		if (t->may_sleep && !t->race &&
+		if (!t->race && in_task() &&
 		    vblk_fault_race_take(&q->vb->fault)) {
 			vblk_mq_fault_status(q, *token);
 			t->race = true;
@@ -140,7 +140,7 @@ static void vblk_queue_done(struct vblk_queue *q, struct vblk_take *t,
 	if (!t->n)
 		return;
 	if (t->race)
-		vblk_fault_race_window(q);
+		vblk_fault_race_window(q, t->may_sleep);
 	for (i = 0; i < t->n; i++)
 		vblk_mq_complete_used(q, t->tokens[i], t->status[i], iob);
 	if (atomic_dec_and_test(&q->harvesters))

@@ -63,11 +63,11 @@ static inline bool vblk_fault_drop_irq(struct vblk_fault *f)
 }
 
 /*
- * The status race (issue 22, defect 1): a harvest that may sleep (the
- * request timeout's) and took a used element while a race is armed writes
- * an error status for it, as a device that failed the request would, and
- * then holds its window open (vblk_fault_race_window) until a recovery
- * forced by the hook has rebuilt the rings, or 3 s passed.
+ * The status race (issue 22, defect 1): a harvest in process context (the
+ * request timeout's, or the io_uring poller's) that took a used element
+ * while a race is armed writes an error status for it, as a device that
+ * failed the request would, and then holds its window open
+ * (vblk_fault_race_window) while a recovery forced by the hook runs.
  */
 static inline bool vblk_fault_race_take(struct vblk_fault *f)
 {
@@ -95,7 +95,7 @@ struct device_attribute;
 void vblk_fault_size_max(u32 *size_max);
 struct vblk_dev;
 struct vblk_queue;
-void vblk_fault_race_window(struct vblk_queue *q);
+void vblk_fault_race_window(struct vblk_queue *q, bool may_sleep);
 void vblk_fault_probe(struct vblk_dev *vb);
 extern struct device_attribute vblk_fault_attr_lose;
 #define VBLK_FAULT_ATTR		(&vblk_fault_attr_lose.attr)
@@ -132,7 +132,8 @@ static inline bool vblk_fault_slot_reset_fails(struct vblk_fault *f)
 
 struct vblk_dev;
 struct vblk_queue;
-static inline void vblk_fault_race_window(struct vblk_queue *q)
+static inline void vblk_fault_race_window(struct vblk_queue *q,
+					  bool may_sleep)
 {
 }
 

@@ -581,6 +581,42 @@ case_status_race() {
 	verify_ok "$s"
 }
 
+# The status race on a poll queue: io_uring IOPOLL reads (fio hipri) are
+# harvested by the poller, which the hook makes take an error status and
+# hold it while a forced recovery runs. Every failed read must reach fio
+# as an error: fio's failures equal the windows the hook opened.
+case_status_race_poll() {
+	local s=vlife i n=${RACE_RUNS:-10} r0 r1 rc errs=0 oks=0 polls
+	vblk_only "status race on a poll queue: the fault hook is vblk's (vblk/lose race)"
+	need_fault_hook
+	echo 1 >"$PARAMS/poll_queues"
+	attach "$s"
+	echo 0 >"$PARAMS/poll_queues"
+	[ "$(vcfg "$DISK" poll_queues)" = 1 ] || fail "poll_queues $(vcfg "$DISK" poll_queues)"
+	r0=$(sed -n 's/^raced //p' "/sys/block/$DISK/vblk/lose")
+	for ((i = 0; i < n; i++)); do
+		echo "race 1" >"/sys/block/$DISK/vblk/lose"
+		rc=0
+		timeout 60 fio --name=p --filename="/dev/$DISK" --allow_file_create=0 \
+			--ioengine=io_uring --hipri --direct=1 --rw=read --bs=4k --iodepth=1 \
+			--offset=$((i * 69632)) --size=4k >/tmp/life-poll 2>&1 || rc=$?
+		[ "$rc" != 124 ] || fail "polled read $i hung"
+		if [ "$rc" = 0 ]; then oks=$((oks + 1)); else errs=$((errs + 1)); fi
+	done
+	echo "race 0" >"/sys/block/$DISK/vblk/lose"
+	r1=$(sed -n 's/^raced //p' "/sys/block/$DISK/vblk/lose")
+	# Queue 1 is the poll queue (the last one).
+	polls=$(awk '$1 == "1" { print "requests " $2 ", completions " $5 ", irqs " $8 }' "/sys/block/$DISK/vblk/counters")
+	echo "# recovery: status race, IOPOLL: $n reads, $((r1 - r0)) failed by the device, $errs errors and $oks successes seen by fio, recoveries $(vcfg "$DISK" recoveries); poll queue: $polls"
+	[ $((r1 - r0)) -gt 0 ] || fail "the hook opened no race window (no polled harvest took an answer)"
+	[[ $polls == *"irqs 0"* ]] && [[ $polls != *"completions 0,"* ]] ||
+		fail "the reads did not go through the poll queue alone ($polls)"
+	[ "$errs" = $((r1 - r0)) ] || fail "$((r1 - r0)) requests failed by the device, but $errs errors reached fio"
+	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state)"
+	attach "$s"
+	verify_ok "$s"
+}
+
 # Defect 2 of issue 22: indirect=0 and a 16-entry ring filled at QD64 x 4,
 # so the hctx is stopped with requests waiting in its dispatch list (never
 # started: no timeout sees them); the device goes silent and the disk is
@@ -811,6 +847,7 @@ main() {
 	life_case "life: full direct ring during a failure" case_full_ring_fail
 	life_case "life: unbind of a silent device with a full direct ring" case_full_ring_unbind
 	life_case "life: status race: device-failed requests reach the application as errors" case_status_race
+	life_case "life: status race on a poll queue (io_uring IOPOLL)" case_status_race_poll
 	life_case "life: bad used index before DRIVER_OK" case_probe_bad_idx
 	life_case "life: backend stall shorter than dev_loss_tmo under fio verify" case_backend_stall
 	life_case "life: backend stall past dev_loss_tmo" case_backend_stall_long
