@@ -589,9 +589,12 @@ case_status_race_poll() {
 	local s=vlife i n=${RACE_RUNS:-10} r0 r1 rc errs=0 oks=0 polls
 	vblk_only "status race on a poll queue: the fault hook is vblk's (vblk/lose race)"
 	need_fault_hook
+	# vlife has two queues: one interrupt-driven, one polled.
+	echo 1 >"$PARAMS/num_queues"
 	echo 1 >"$PARAMS/poll_queues"
 	attach "$s"
 	echo 0 >"$PARAMS/poll_queues"
+	echo 0 >"$PARAMS/num_queues"
 	[ "$(vcfg "$DISK" poll_queues)" = 1 ] || fail "poll_queues $(vcfg "$DISK" poll_queues)"
 	r0=$(sed -n 's/^raced //p' "/sys/block/$DISK/vblk/lose")
 	for ((i = 0; i < n; i++)); do
