@@ -697,106 +697,33 @@ case_backend_stall() {
 }
 
 # Issue 26: a backend stalled longer than dev_loss_tmo (4 s for the test,
-# io_timeout 2 s): a write that waits fails with EIO within dev_loss_tmo
-# plus one timeout (plus slack), nothing hangs; the reset that gave up
-# finds the device restartable, so the disk stays live and, once the
-# backend is back, verified I/O works. The in-tree driver has no bound.
+# io_timeout 2 s): vblk gives up and resets the device, so a write that
+# waits ends within dev_loss_tmo plus one timeout (plus slack); nothing
+# hangs. QEMU's reset drains the backend's requests (a throttled drive lets
+# them through while draining), so the write may end with its real answer
+# rather than EIO: case_silent covers the EIO of a device that never
+# answers. The disk stays live and verified I/O works once the backend is
+# back. The in-tree driver has no bound.
 case_backend_stall_long() {
-	local s=vlife t0 ms rc=0
+	local s=vlife t0 ms rc=0 rec0
 	vblk_only "stall past dev_loss_tmo: the in-tree driver waits for ever (no bound to test)"
 	attach "$s"
 	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
 	echo 4 >"$PARAMS/dev_loss_tmo"
+	rec0=$(vcfg "$DISK" recoveries)
 	throttle "$s" 1 1
 	now_us
 	t0=$NOW_US
-	timeout 60 dd if=/dev/urandom of="/dev/$DISK" bs=64k count=4 oflag=direct status=none || rc=$?
+	timeout 60 dd if=/dev/urandom of="/dev/$DISK" bs=64k count=1 oflag=direct status=none || rc=$?
 	ms=$(ms_since "$t0")
 	throttle "$s" 0 0
 	echo 600 >"$PARAMS/dev_loss_tmo"
-	echo "# recovery: backend stalled past dev_loss_tmo 4 s: write ended (exit $rc) after $ms ms, state $(vcfg "$DISK" state), recoveries $(vcfg "$DISK" recoveries)"
+	echo "# recovery: backend stalled past dev_loss_tmo 4 s: write ended (exit $rc) after $ms ms, $(($(vcfg "$DISK" recoveries) - rec0)) reset(s), state $(vcfg "$DISK" state)"
 	[ "$rc" != 124 ] || fail "the write hung for 60 s"
-	[ "$rc" != 0 ] || fail "the write succeeded although the backend never answered within dev_loss_tmo"
-	[ "$ms" -le 14000 ] || fail "failing the write took $ms ms (bound: dev_loss_tmo 4 s + io_timeout 2 s, per request of the run, + slack)"
+	[ "$ms" -le 10000 ] || fail "the write ended after $ms ms (bound: dev_loss_tmo 4 s + io_timeout 2 s + 4 s)"
+	[ "$ms" -ge 4000 ] || fail "the write ended after $ms ms, before dev_loss_tmo: the stall did not hold it"
+	[ "$(vcfg "$DISK" recoveries)" -gt "$rec0" ] || fail "no reset at dev_loss_tmo"
 	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after the backend came back"
-	verify_ok "$s"
-}
-
-# AER errors reported on vhot (aer=on, behind a root port) while fio runs
-# with verify: a correctable one and a non-fatal one (the link works: vblk
-# neither pauses nor resets). Nothing is lost. A fatal one freezes the
-# channel and needs a link reset, which QEMU's root port does not finish
-# here ("Data Link Layer Link Active not set", "subordinate device reset
-# failed"): the recovery then fails whatever the driver, which is
-# case_aer_disconnect's subject.
-case_aer() {
-	local s=vhot a kind uncor cor t0 n0
-	n0=$(($(dmesg | wc -l) + 1))
-	ensure_plugged "$s"
-	a=${PCI_OF[$s]}
-	[ -e "/sys/bus/pci/devices/$a/aer_dev_fatal" ] || fail "vhot has no AER capability (aer=on)"
-	await_disk "$s" 30 || fail "no disk $s"
-	start_fio "$DISK" 20 verify
-	sleep 2
-	for kind in correctable nonfatal; do
-		case $kind in
-		correctable) uncor=0 cor=0x1 ;;
-		nonfatal) uncor=0x4000 cor=0 ;;
-		esac
-		now_us
-		t0=$NOW_US
-		aer_inject "$a" "$uncor" "$cor" || fail "aer_inject $kind refused"
-		sleep 3
-		echo "# recovery: AER $kind: $(dmesg | grep "$a" | grep -c 'AER') AER lines for $a so far, $(ms_since "$t0") ms"
-	done
-	wait_fio 60
-	dmesg | grep "$a" | grep -E 'AER|recover' | tail -8 || true
-	[ "$FIO_RC" = 0 ] || fail "fio across AER errors exited $FIO_RC: I/O was lost"
-	dmesg | tail -n +"$n0" | grep -c "AER: .*error message received from $a" |
-		grep -qx 2 || fail "the kernel did not report both injected errors"
-	if [ "$DRIVER" = vblk ]; then
-		! dmesg | tail -n +"$n0" | grep -q "can't recover\|AER: device recovery failed" ||
-			fail "the kernel says an AER recovery failed"
-		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after AER errors"
-		! dmesg | tail -n +"$n0" | grep -q "$DISK: restarted after PCI error" ||
-			fail "a correctable or non-fatal error paused the device"
-	fi
-	verify_ok "$s"
-}
-
-# Defect 3 of issue 22: a fatal AER error whose recovery ends in DISCONNECT
-# (the hook refuses the slot reset; in this lab the link reset already
-# fails, see case_aer) leaves the device bound and paused,
-# with fio's I/O parked; an unbind must still finish and fio must end.
-# The function is then removed and found again (its config space was
-# reset by the link reset), and works under the driver.
-case_aer_disconnect() {
-	local s=vhot a rc=0 t0
-	vblk_only "AER recovery ending in DISCONNECT: the slot reset refusal is vblk's fault hook"
-	need_fault_hook
-	ensure_plugged "$s"
-	a=${PCI_OF[$s]}
-	await_disk "$s" 30 || fail "no disk $s"
-	echo "slot_reset_fail 1" >"/sys/block/$DISK/vblk/lose"
-	start_fio "$DISK" 20
-	sleep 2
-	aer_inject "$a" 0x10 0 || fail "aer_inject refused"
-	sleep 3
-	echo "# recovery: AER fatal, recovery refused: state $(vcfg "$DISK" state)"
-	dmesg | grep "$a" | grep -E 'AER|recover' | tail -4 || true
-	[ "$(vcfg "$DISK" state)" = paused ] || fail "state $(vcfg "$DISK" state) after a failed AER recovery (want paused)"
-	now_us
-	t0=$NOW_US
-	timeout 60 "$BIND" none "$a" >/dev/null || rc=$?
-	echo "# recovery: unbind while paused: exit $rc after $(ms_since "$t0") ms"
-	[ "$rc" = 0 ] || fail "unbind of a paused device failed or hung (exit $rc)"
-	wait_fio 60
-	[ "$FIO_RC" != 0 ] || fail "fio reported no errors although its disk went away paused"
-	echo 1 >"/sys/bus/pci/devices/$a/remove"
-	echo 1 >/sys/bus/pci/rescan
-	udevadm settle --timeout=30 2>/dev/null || true
-	[ -e "/sys/bus/pci/devices/$a" ] || fail "$a not found again after a rescan"
-	attach "$s"
 	verify_ok "$s"
 }
 
