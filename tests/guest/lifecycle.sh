@@ -714,7 +714,9 @@ case_backend_stall_long() {
 	throttle "$s" 1 1
 	now_us
 	t0=$NOW_US
-	timeout 60 dd if=/dev/urandom of="/dev/$DISK" bs=64k count=1 oflag=direct status=none || rc=$?
+	# Two writes: the throttle lets a first burst through at once, and
+	# holds the second.
+	timeout 60 dd if=/dev/urandom of="/dev/$DISK" bs=64k count=2 oflag=direct status=none || rc=$?
 	ms=$(ms_since "$t0")
 	throttle "$s" 0 0
 	echo 600 >"$PARAMS/dev_loss_tmo"
