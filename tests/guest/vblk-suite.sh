@@ -381,10 +381,16 @@ case_coalesce() {
 # needs the whole pool, and small requests keep taking blocks of it. The
 # large writes must still go through while the stream runs (a request that
 # never finds its run is never started, so no timeout would rescue it).
+# Pages of a user buffer are often physically contiguous (and merged into
+# one segment): the test hook's size_max of one page makes every page a
+# segment of its own.
 case_pool_fair() {
 	local s=vmq1 d out maxms n
+	need_fault_hook
 	setparam pool_entries 0
+	setparam fault_size_max 4096
 	d=$(rebind_vblk "$s")
+	setparam fault_size_max 0
 	out=$(timeout 120 fio --output-format=json \
 		--name=small --filename="/dev/$d" --ioengine=libaio --direct=1 \
 		--rw=randwrite --bs=16k --iodepth=32 --size=32m --time_based --runtime=20 \
@@ -398,6 +404,8 @@ j = [x for x in json.load(sys.stdin)["jobs"] if x["jobname"] == "big"][0]
 print(j["write"]["total_ios"], int(j["write"]["clat_ns"]["max"] / 1e6))' <<<"$out")
 	step "1 MiB writes among 16 KiB ones: $n done, the slowest in $maxms ms; pool_waits $(awk '$1 == "total" { print $NF }' "/sys/block/$d/vblk/counters")"
 	[ "$n" -ge 4 ] || fail "only $n of 4 large writes done"
+	[ "$(awk '$1 == "total" { print $NF }' "/sys/block/$d/vblk/counters")" -gt 0 ] ||
+		fail "no request waited for a pool run: the pool was never contended"
 	[ "$maxms" -lt 10000 ] || fail "a large write waited $maxms ms behind small ones (the stream ran 20 s)"
 	rebind_vblk "$s" >/dev/null
 }
