@@ -1,12 +1,57 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # KMSG_N and TIMES are lib.sh's
 # Helpers of the initramfs guests' tests (tests/guest/pm.sh, vmops.sh),
 # sourced after lib.sh: fio with verify on the disk of the driver under
 # test, attaching that disk, a fio load started and stopped in bounds,
 # and what a hung disk holds.
 #
 # The caller sets IO_TAG (names of fio's output files: /tmp/IO_TAG-fio-*),
-# REGION (what fio fills, rewrites and verifies), SERIAL_OF (driver ->
-# disk serial) and DRIVER; VBLK_PARAMS are extra insmod parameters of vblk.
+# IO_OUT (where the case logs go), REGION (what fio fills, rewrites and
+# verifies), SPARE (where the last write goes), SERIAL_OF (driver -> disk
+# serial); DRIVER is the driver under test; VBLK_PARAMS are extra insmod
+# parameters of vblk.
+
+# io_init: the case times file, the kernel log's problem patterns; fd 3
+# is the test's output (the cases' own output goes to their logs).
+io_init() {
+	TIMES=$IO_OUT/times.txt
+	mkdir -p "$IO_OUT"
+	: >"$TIMES"
+	exec 3>&1
+	load_patterns
+	KMSG_N=0 # lib.sh's
+	kmsg_scan
+}
+
+# note LINE: a result line in the case log and on the test's output.
+note() {
+	echo "$1"
+	echo "$1" >&3
+}
+
+# each_driver WHAT FUNC DRIVERS...: for each driver, its case logs, the
+# attach case (WHAT skipped when it fails), FUNC (the driver's cases),
+# the read-back case. vblk is skipped without its module.
+each_driver() {
+	local what=$1 func=$2 d
+	shift 2
+	for d in "$@"; do
+		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
+			report skip "$IO_TAG vblk" "no build/$(uname -r)/vblk.ko"
+			continue
+		fi
+		DRIVER=$d
+		CASE_DIR=$IO_OUT/$DRIVER
+		mkdir -p "$CASE_DIR"
+		run_case "$IO_TAG $DRIVER: attach, fill $REGION" case_attach
+		if [ "$LAST_VERDICT" != ok ]; then
+			report skip "$IO_TAG $DRIVER: $what" "no disk"
+			continue
+		fi
+		"$func"
+		run_case "$IO_TAG $DRIVER: read back and verify, disk works" read_back
+	done
+}
 
 # fio_job NAME ARGS...: a fio job on /dev/$DISK's first $REGION with
 # verify headers every 4 KiB; output in /tmp/$IO_TAG-fio-NAME.
@@ -53,6 +98,14 @@ attach_disk() {
 	pci_of_disk "$DISK" || fail "no PCI function for $DISK"
 	step "$s: /dev/$DISK at $PCI_ADDR, driver $DRV${VBLK_PARAMS:+ (vblk: $VBLK_PARAMS)}"
 	echo "$DISK $PCI_ADDR" >"/tmp/$IO_TAG-disk-$DRIVER"
+}
+
+# The disk onto the driver under test, and the region filled.
+case_attach() {
+	local rc=0
+	attach_disk
+	fio_job fill --rw=write --bs=64k --iodepth=16 --do_verify=0 || rc=$?
+	fio_ok fill "$rc"
 }
 
 # load_start STOPFILE ARGS...: fio random-writes 4k-64k at QD32 over

@@ -51,6 +51,7 @@ REGION=64m                 # what fio fills, rewrites and verifies
 SPARE=128m                 # offset of the after-the-cycles write
 declare -A SERIAL_OF=([virtio_blk]=pm-ref [vblk]=pm-vblk)
 IO_TAG=pm
+IO_OUT=${PM_OUT:-/tmp/pm-cases}
 
 # ---- helpers ----------------------------------------------------------------
 
@@ -117,14 +118,6 @@ vblk_restarts() { dmesg | grep -c ": restarted after sleep in " || true; }
 
 # ---- cases --------------------------------------------------------------------
 
-# The disk onto the driver under test, and the region filled.
-case_attach() {
-	local rc=0
-	attach_disk
-	fio_job fill --rw=write --bs=64k --iodepth=16 --do_verify=0 || rc=$?
-	fio_ok fill "$rc"
-}
-
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
 	local st=$1 n=3 i n0 addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line stop
@@ -156,9 +149,7 @@ cycles() {
 		line+=" in flight before: $ir reads, $iw writes${rx:+; $rx}"
 		[ "$DRIVER" != vblk ] ||
 			line+="; vblk: $(sed -n 's/.*: restarted after sleep in \([0-9]*\) ms$/restarted in \1 ms/p' /tmp/pm-kmsg)"
-		# In the case log and on the suite's output (fd 3, see main).
-		echo "$line"
-		echo "$line" >&3
+		note "$line"
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
 		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
 			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
@@ -178,35 +169,15 @@ cycles() {
 case_s2idle() { cycles freeze; }
 case_hibernate() { cycles disk; }
 
-# Everything fio wrote reads back right; the disk still takes verified
-# writes; vblk is live.
-case_verify() { read_back; }
-
-run_driver() {
-	DRIVER=$1
-	CASE_DIR=${PM_OUT:-/tmp/pm-cases}/$DRIVER
-	mkdir -p "$CASE_DIR"
-	run_case "pm $DRIVER: attach, fill $REGION" case_attach
-	if [ "$LAST_VERDICT" != ok ]; then
-		report skip "pm $DRIVER: sleep cycles" "no disk"
-		return 0
-	fi
+pm_cases() {
 	run_case "pm $DRIVER: s2idle cycles under fio" case_s2idle
 	run_case "pm $DRIVER: hibernation (freeze/restore) cycles under fio" case_hibernate
-	run_case "pm $DRIVER: read back and verify, disk works" case_verify
 }
 
 main() {
 	[ "${1:-}" != --quick ] || QUICK=1
-	TIMES=${PM_OUT:-/tmp/pm-cases}/times.txt
-	mkdir -p "${PM_OUT:-/tmp/pm-cases}"
-	: >"$TIMES"
-	# The "# recovery:" lines of the cases (whose output goes to their
-	# logs) reach the suite's output through fd 3.
-	exec 3>&1
-	load_patterns
-	KMSG_N=0
-	kmsg_scan
+	# The "# recovery:" lines of the cases reach the output through fd 3.
+	io_init
 	echo "# sleep cycles: kernel $(uname -r)$([ "$QUICK" = 1 ] && echo ', quick'); /sys/power/state: $(cat /sys/power/state); mem_sleep: $(cat /sys/power/mem_sleep 2>/dev/null || echo -)"
 	# Per-device callback times in the kernel log; a short s2idle test delay.
 	echo 1 >/sys/power/pm_print_times
@@ -214,14 +185,8 @@ main() {
 		echo 1 >/sys/module/suspend/parameters/pm_test_delay
 	fi
 	echo "# pm_test levels: $(cat /sys/power/pm_test); s2idle test delay $(cat /sys/module/suspend/parameters/pm_test_delay 2>/dev/null || echo 5) s, hibernation 5 s"
-	local d
-	for d in ${PM_DRIVERS:-virtio_blk vblk}; do
-		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
-			report skip "pm vblk" "no build/$(uname -r)/vblk.ko"
-			continue
-		fi
-		run_driver "$d"
-	done
+	# shellcheck disable=SC2086 # a list
+	each_driver "sleep cycles" pm_cases ${PM_DRIVERS:-virtio_blk vblk}
 	local f
 	for f in /tmp/pm-level-*; do
 		[ -e "$f" ] && echo "# pm: ${f#/tmp/pm-level-} ran as $(cat "$f")"

@@ -50,6 +50,7 @@ export VBLK_BIND_SETTLE=0 # no udev in this guest
 REGION=64m                 # what fio fills, rewrites and verifies
 SPARE=128m                 # offset of the after-the-operations write
 IO_TAG=vmops
+IO_OUT=${VMOPS_OUT:-/tmp/vmops-cases}
 declare -A SERIAL_OF=([virtio_blk]=vm-ref [vblk]=vm-vblk)
 SEQ=0
 
@@ -62,7 +63,7 @@ vblk_numbers() {
 		return 0
 	fi
 	rec=$(sed -n 's/^recoveries //p' "/sys/block/$DISK/vblk/config")
-	read -r res kick < <(awk '$1 == "total" { print $11, $12 }' "/sys/block/$DISK/vblk/counters")
+	read -r res kick <<<"$(awk '$1 == "total" { print $11, $12 }' "/sys/block/$DISK/vblk/counters")"
 	echo "$rec $res $kick"
 }
 
@@ -132,8 +133,8 @@ ask_host() {
 # case_op OP: the operation OP done by the host while fio writes and
 # verifies.
 case_op() {
-	local op=$1 stop gapf n0 num0 num1 r0 r1 t0 gclk io_ms rd_ms gap ir iw line kmsg
-	local rec0 res0 kick0 rec1 res1 kick1 warns
+	local op=$1 stop gapf n0 num0 num1 r0 r1 t0 gclk io_ms rd_ms gap ir iw kmsg
+	local rec0 res0 kick0 rec1 res1 kick1 warns vb='' i
 	disk
 	stop=/tmp/vmops-stop-$DRIVER-$op
 	gapf=/tmp/vmops-gap-$DRIVER-$op
@@ -175,14 +176,10 @@ case_op() {
 	dmesg | tail -n +"$((n0 + 1))" >"$kmsg"
 	sed 's/^/+ kmsg: /' "$kmsg" | tail -20
 	warns=$(grep -c 'from a device that looks sane' "$kmsg" || true)
-	line="# vmops: $DRIVER $op: host: $ANSWER; guest: clock +$gclk ms, RTC +$(
-		[ "$r0" = - ] && echo '?' || echo $((r1 - r0))) s across the operation;"
-	line+=" longest time without an I/O completion $gap ms (guest clock);"
-	line+=" first I/O $io_ms ms and a 4 KiB read $rd_ms ms after the answer; in flight before: $ir reads, $iw writes"
+	[ "$r0" = - ] || r1=$((r1 - r0))
 	[ "$DRIVER" != vblk ] ||
-		line+="; vblk: recoveries +$((rec1 - rec0)), rescued +$((res1 - res0)), rekicks +$((kick1 - kick0)), slow-device warnings $warns"
-	echo "$line"
-	echo "$line" >&3
+		vb="; vblk: recoveries +$((rec1 - rec0)), rescued +$((res1 - res0)), rekicks +$((kick1 - kick0)), slow-device warnings $warns"
+	note "# vmops: $DRIVER $op: host: $ANSWER; guest: clock +$gclk ms, RTC +$r1 s across the operation; longest time without an I/O completion $gap ms (guest clock); first I/O $io_ms ms and a 4 KiB read $rd_ms ms after the answer; in flight before: $ir reads, $iw writes${vb:-}"
 	! grep -E 'I/O error|critical (medium|target) error' "$kmsg" >/tmp/vmops-ioerr ||
 		fail "I/O error in the kernel log: $(head -1 /tmp/vmops-ioerr)"
 	if [ "$DRIVER" = vblk ]; then
@@ -197,49 +194,21 @@ case_op() {
 	fi
 }
 
-case_attach() {
-	local rc=0
-	attach_disk
-	fio_job fill --rw=write --bs=64k --iodepth=16 --do_verify=0 || rc=$?
-	fio_ok fill "$rc"
-}
-
-run_driver() {
+vmops_cases() {
 	local op
-	DRIVER=$1
-	CASE_DIR=${VMOPS_OUT:-/tmp/vmops-cases}/$DRIVER
-	mkdir -p "$CASE_DIR"
-	run_case "vmops $DRIVER: attach, fill $REGION" case_attach
-	if [ "$LAST_VERDICT" != ok ]; then
-		report skip "vmops $DRIVER: VM operations" "no disk"
-		return 0
-	fi
 	for op in ${VMOPS_OPS:-stop savevm migrate}; do
 		run_case "vmops $DRIVER: $op under fio" case_op "$op"
 	done
-	run_case "vmops $DRIVER: read back and verify, disk works" read_back
 }
 
 main() {
-	local d
-	TIMES=${VMOPS_OUT:-/tmp/vmops-cases}/times.txt
-	mkdir -p "${VMOPS_OUT:-/tmp/vmops-cases}"
-	: >"$TIMES"
 	# The "# vmops:" lines and the requests to the host reach the output
-	# through fd 3 (the cases' own output goes to their logs); the host's
-	# answers come on ttyS3.
-	exec 3>&1 4</dev/ttyS3
-	load_patterns
-	KMSG_N=0
-	kmsg_scan
+	# through fd 3; the host's answers come on ttyS3.
+	io_init
+	exec 4</dev/ttyS3
 	echo "# vmops: kernel $(uname -r); clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource); RTC $(rtc)${VBLK_PARAMS:+; vblk: $VBLK_PARAMS}"
-	for d in ${VMOPS_DRIVERS:-virtio_blk vblk}; do
-		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
-			report skip "vmops vblk" "no build/$(uname -r)/vblk.ko"
-			continue
-		fi
-		run_driver "$d"
-	done
+	# shellcheck disable=SC2086 # a list
+	each_driver "VM operations" vmops_cases ${VMOPS_DRIVERS:-virtio_blk vblk}
 	summary
 	[ "$n_fail" = 0 ]
 }
