@@ -52,7 +52,7 @@ SPARE=128m                 # offset of the after-the-operations write
 IO_TAG=vmops
 IO_OUT=${VMOPS_OUT:-/tmp/vmops-cases}
 declare -A SERIAL_OF=([virtio_blk]=vm-ref [vblk]=vm-vblk)
-SEQ=0
+SEQ=0 # the last request to the host
 
 # vblk's counters: recoveries, and rescued and rekicks of all queues
 # (the counters file's "total" line); "- - -" for the in-tree driver.
@@ -114,7 +114,9 @@ rtc() { cat /sys/class/rtc/rtc0/since_epoch 2>/dev/null || echo -; }
 # (its key=value part).
 ask_host() {
 	local op=$1 line deadline
-	SEQ=$((SEQ + 1))
+	# Unique in the boot (a case runs in a subshell: its own count would
+	# be lost), so that an answer to another request is not taken.
+	SEQ=$case_no
 	echo "vmops-op: $op $DRIVER $SEQ" >&3
 	deadline=$((SECONDS + ${VMOPS_OP_WAIT:-300}))
 	while [ $SECONDS -lt $deadline ]; do
