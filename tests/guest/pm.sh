@@ -42,34 +42,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
+# shellcheck source=tests/guest/io-lib.sh
+. "$here/io-lib.sh"
 
 QUICK=0
 export VBLK_BIND_SETTLE=0 # no udev in this guest
 REGION=64m                 # what fio fills, rewrites and verifies
 SPARE=128m                 # offset of the after-the-cycles write
 declare -A SERIAL_OF=([virtio_blk]=pm-ref [vblk]=pm-vblk)
+IO_TAG=pm
+IO_OUT=${PM_OUT:-/tmp/pm-cases}
 
 # ---- helpers ----------------------------------------------------------------
-
-# fio_job NAME ARGS...: a fio job on /dev/$DISK's first $REGION with
-# verify headers every 4 KiB; output in /tmp/pm-fio-NAME.
-fio_job() {
-	local name=$1
-	shift
-	fio --name="$name" --filename="/dev/$DISK" --ioengine=libaio --direct=1 \
-		--size="$REGION" --verify=crc32c --verify_interval=4k --verify_fatal=1 \
-		"$@" >"/tmp/pm-fio-$name" 2>&1
-}
-
-# fio_ok NAME RC: fio ended without an error; its summary goes to the log.
-fio_ok() {
-	grep -E 'err=|IOPS=|verify' "/tmp/pm-fio-$1" | head -6 || true
-	[ "$2" = 0 ] || fail "fio $1 exited $2: $(grep -m1 -E 'verify:|error' "/tmp/pm-fio-$1" || tail -1 "/tmp/pm-fio-$1")"
-	! grep -q 'verify: ' "/tmp/pm-fio-$1" || fail "fio $1: $(grep -m1 'verify: ' "/tmp/pm-fio-$1")"
-}
-
-# The disk of the driver under test; sets DISK.
-disk() { await_disk "${SERIAL_OF[$DRIVER]}" 30 || fail "no disk ${SERIAL_OF[$DRIVER]} under $DRIVER"; }
 
 # dmesg_since N: the kernel log after line N, into /tmp/pm-kmsg (a file:
 # grep -q at the end of a pipe fails the pipe under pipefail).
@@ -134,31 +118,6 @@ vblk_restarts() { dmesg | grep -c ": restarted after sleep in " || true; }
 
 # ---- cases --------------------------------------------------------------------
 
-# The disk onto the driver under test, and the region filled.
-case_attach() {
-	local s=${SERIAL_OF[$DRIVER]} ko
-	if [ ! -d /sys/bus/pci/drivers/virtio-pci ]; then
-		modprobe virtio_pci || fail "modprobe virtio_pci failed"
-	fi
-	# Also for vblk: a disk is found by its serial, which takes a driver.
-	[ -d /sys/bus/virtio/drivers/virtio_blk ] || modprobe virtio_blk || fail "modprobe virtio_blk failed"
-	if [ "$DRIVER" = vblk ]; then
-		ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko in the initramfs"
-		grep -q '^vblk ' /proc/modules || insmod "$ko" disk_prefix=vblk || fail "insmod $ko failed"
-		await_disk "$s" 30 || fail "no disk $s under virtio_blk to move"
-		pci_of_disk "$DISK" || fail "no PCI function for $DISK"
-		move_disk "$PCI_ADDR" vblk "$s"
-	fi
-	disk
-	driver_of_disk "$DISK"
-	pci_of_disk "$DISK" || fail "no PCI function for $DISK"
-	step "$s: /dev/$DISK at $PCI_ADDR, driver $DRV"
-	echo "$DISK $PCI_ADDR" >"/tmp/pm-disk-$DRIVER"
-	local rc=0
-	fio_job fill --rw=write --bs=64k --iodepth=16 --do_verify=0 || rc=$?
-	fio_ok fill "$rc"
-}
-
 # cycles STATE: N cycles into STATE while fio writes and verifies.
 cycles() {
 	local st=$1 n=3 i n0 addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line stop
@@ -169,14 +128,8 @@ cycles() {
 	r0=$(vblk_restarts)
 	# fio stops when this file appears (and deletes it): one per run.
 	stop=/tmp/pm-stop-$DRIVER-$st
-	rm -f "$stop"
-	fio_job load --rw=randwrite --bsrange=4k-64k --iodepth=32 --verify_backlog=64 \
-		--time_based --runtime=600 --trigger-file="$stop" &
-	fpid=$!
-	# A case that fails half way does not leave its fio running into the
-	# next case's.
-	# shellcheck disable=SC2064 # the pid is known now
-	trap "kill -9 $fpid 2>/dev/null || true" EXIT
+	load_start "$stop"
+	fpid=$FIO_PID
 	sleep 2
 	for ((i = 1; i <= n; i++)); do
 		kill -0 "$fpid" 2>/dev/null || fail "fio ended before cycle $i: $(tail -3 /tmp/pm-fio-load)"
@@ -196,9 +149,7 @@ cycles() {
 		line+=" in flight before: $ir reads, $iw writes${rx:+; $rx}"
 		[ "$DRIVER" != vblk ] ||
 			line+="; vblk: $(sed -n 's/.*: restarted after sleep in \([0-9]*\) ms$/restarted in \1 ms/p' /tmp/pm-kmsg)"
-		# In the case log and on the suite's output (fd 3, see main).
-		echo "$line"
-		echo "$line" >&3
+		note "$line"
 		[ -z "$rx" ] || fail "a PM callback of $addr failed: $rx"
 		if [ "$nd" = 0 ] || [ "$nu" = 0 ]; then
 			fail "cycle $i: $nd suspend and $nu resume callbacks of $addr in the kernel log (pm_print_times)"
@@ -212,83 +163,21 @@ cycles() {
 		sleep 1
 	done
 	sleep 2
-	touch "$stop"
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$fpid" 2>/dev/null || break
-		nap 0.1
-	done
-	if kill -0 "$fpid" 2>/dev/null; then
-		stuck_dump
-		kill -9 "$fpid" 2>/dev/null || true
-		fail "fio still running 60 s after it was told to stop (hang; its disk's state in the case log)"
-	fi
-	wait "$fpid" || rc=$?
-	trap - EXIT
-	fio_ok load "$rc"
-	grep -q 'err= 0' /tmp/pm-fio-load || fail "fio load: no 'err= 0' in its report"
-}
-
-# What a disk whose I/O hangs holds: blk-mq's view (debugfs), vblk's rings
-# and state, and every blocked task's stack in the kernel log.
-stuck_dump() {
-	local f
-	step "in flight: $(cat "/sys/block/$DISK/inflight")"
-	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
-	for f in /sys/kernel/debug/block/"$DISK"/{state,requeue_list,pm_only} \
-		/sys/kernel/debug/block/"$DISK"/hctx*/{state,dispatch,busy,dispatch_busy,ctx*/*_rq_list} \
-		/sys/block/"$DISK"/vblk/{config,rings}; do
-		[ -r "$f" ] || continue
-		echo "+ ${f#/sys/}:"
-		sed 's/^/+   /' "$f" 2>/dev/null | head -20 || true
-	done
-	[ ! -w /proc/sysrq-trigger ] || echo w >/proc/sysrq-trigger
+	load_stop "$stop"
 }
 
 case_s2idle() { cycles freeze; }
 case_hibernate() { cycles disk; }
 
-# Everything fio wrote reads back right; the disk still takes verified
-# writes; vblk is live.
-case_verify() {
-	local rc=0 st
-	disk
-	fio_job check --rw=read --bs=64k --iodepth=16 || rc=$?
-	fio_ok check "$rc"
-	fio_job after --offset="$SPARE" --rw=randwrite --bsrange=4k-64k --iodepth=32 --do_verify=1 \
-		--size=16m || rc=$?
-	fio_ok after "$rc"
-	if [ "$DRIVER" = vblk ]; then
-		st=$(sed -n 's/^state //p' "/sys/block/$DISK/vblk/config")
-		step "vblk state $st, recoveries $(sed -n 's/^recoveries //p' "/sys/block/$DISK/vblk/config")"
-		[ "$st" = live ] || fail "vblk state '$st' after the sleep cycles (want live)"
-	fi
-}
-
-run_driver() {
-	DRIVER=$1
-	CASE_DIR=${PM_OUT:-/tmp/pm-cases}/$DRIVER
-	mkdir -p "$CASE_DIR"
-	run_case "pm $DRIVER: attach, fill $REGION" case_attach
-	if [ "$LAST_VERDICT" != ok ]; then
-		report skip "pm $DRIVER: sleep cycles" "no disk"
-		return 0
-	fi
+pm_cases() {
 	run_case "pm $DRIVER: s2idle cycles under fio" case_s2idle
 	run_case "pm $DRIVER: hibernation (freeze/restore) cycles under fio" case_hibernate
-	run_case "pm $DRIVER: read back and verify, disk works" case_verify
 }
 
 main() {
 	[ "${1:-}" != --quick ] || QUICK=1
-	TIMES=${PM_OUT:-/tmp/pm-cases}/times.txt
-	mkdir -p "${PM_OUT:-/tmp/pm-cases}"
-	: >"$TIMES"
-	# The "# recovery:" lines of the cases (whose output goes to their
-	# logs) reach the suite's output through fd 3.
-	exec 3>&1
-	load_patterns
-	KMSG_N=0
-	kmsg_scan
+	# The "# recovery:" lines of the cases reach the output through fd 3.
+	io_init
 	echo "# sleep cycles: kernel $(uname -r)$([ "$QUICK" = 1 ] && echo ', quick'); /sys/power/state: $(cat /sys/power/state); mem_sleep: $(cat /sys/power/mem_sleep 2>/dev/null || echo -)"
 	# Per-device callback times in the kernel log; a short s2idle test delay.
 	echo 1 >/sys/power/pm_print_times
@@ -296,14 +185,8 @@ main() {
 		echo 1 >/sys/module/suspend/parameters/pm_test_delay
 	fi
 	echo "# pm_test levels: $(cat /sys/power/pm_test); s2idle test delay $(cat /sys/module/suspend/parameters/pm_test_delay 2>/dev/null || echo 5) s, hibernation 5 s"
-	local d
-	for d in ${PM_DRIVERS:-virtio_blk vblk}; do
-		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
-			report skip "pm vblk" "no build/$(uname -r)/vblk.ko"
-			continue
-		fi
-		run_driver "$d"
-	done
+	# shellcheck disable=SC2086 # a list
+	each_driver "sleep cycles" pm_cases ${PM_DRIVERS:-virtio_blk vblk}
 	local f
 	for f in /tmp/pm-level-*; do
 		[ -e "$f" ] && echo "# pm: ${f#/tmp/pm-level-} ran as $(cat "$f")"
