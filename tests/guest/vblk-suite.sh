@@ -383,14 +383,20 @@ case_coalesce() {
 # never finds its run is never started, so no timeout would rescue it).
 # Pages of a user buffer are often physically contiguous (and merged into
 # one segment): the test hook's size_max of one page makes every page a
-# segment of its own.
+# segment of its own. The drive is throttled to 100 requests a second so
+# that the small requests stay in flight (and hold their pool blocks), as
+# on a busy host, rather than coming back at once as they do under TCG.
 case_pool_fair() {
-	local s=vmq1 d out maxms n
+	local s=vmq1 d out maxms n id
 	need_fault_hook
+	load_manifest vblk
+	id=${MF[$s:qdev]}/virtio-backend
 	setparam pool_entries 0
 	setparam fault_size_max 4096
 	d=$(rebind_vblk "$s")
 	setparam fault_size_max 0
+	qmp "{\"execute\": \"block_set_io_throttle\", \"arguments\": {\"id\": \"$id\", \"bps\": 0, \"bps_rd\": 0, \"bps_wr\": 0, \"iops\": 100, \"iops_rd\": 0, \"iops_wr\": 0}}" >/dev/null ||
+		fail "block_set_io_throttle refused"
 	out=$(timeout 120 fio --output-format=json \
 		--name=small --filename="/dev/$d" --ioengine=libaio --direct=1 \
 		--rw=randwrite --bs=16k --iodepth=32 --size=32m --time_based --runtime=20 \
@@ -398,6 +404,8 @@ case_pool_fair() {
 		--name=big --filename="/dev/$d" --ioengine=libaio --direct=1 \
 		--rw=write --bs=1m --iodepth=1 --offset=64m --size=4m --number_ios=4 \
 		--cpus_allowed=0 2>/dev/null) || fail "fio failed on $d"
+	qmp "{\"execute\": \"block_set_io_throttle\", \"arguments\": {\"id\": \"$id\", \"bps\": 0, \"bps_rd\": 0, \"bps_wr\": 0, \"iops\": 0, \"iops_rd\": 0, \"iops_wr\": 0}}" >/dev/null ||
+		fail "block_set_io_throttle (lift) refused"
 	read -r n maxms < <(python3 -c '
 import json, sys
 j = [x for x in json.load(sys.stdin)["jobs"] if x["jobname"] == "big"][0]
