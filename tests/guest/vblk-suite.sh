@@ -246,8 +246,14 @@ case_disk() {
 # no run is left taken afterwards (pool_in_use).
 case_pool() {
 	local s=vmq1 d waits out segs
+	# Every page a segment of its own (test hook size_max 4096): whether a
+	# user buffer's pages are contiguous depends on how fragmented the
+	# guest's memory is, and a run with few segments never fills the pool.
+	need_fault_hook
 	setparam pool_entries 0
+	setparam fault_size_max 4096
 	d=$(rebind_vblk "$s")
+	setparam fault_size_max 0
 	setparam pool_entries 512
 	segs=$(vcfg "$d" max_segments)
 	[ "$(vcfg "$d" pool_entries)" = $(((segs + 2 + 7) / 8 * 8)) ] ||
