@@ -22,7 +22,6 @@
  * to the request that took it until it gives it back.
  */
 #include <linux/bitmap.h>
-#include <linux/jiffies.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
@@ -71,45 +70,24 @@ void vblk_pool_free(struct vblk_pci *p, struct vblk_pool *pool)
 }
 
 /*
- * How long smaller runs wait behind a request that found no run: its
- * retries come every few milliseconds (BLK_STS_RESOURCE), so a guard that
- * outlives this was left by a request that went elsewhere.
- */
-#define VBLK_POOL_STARVE_JIFFIES	(HZ / 10)
-
-/*
  * A run of at least entries entries: *at is its first entry, the return
  * value its length in entries (what vblk_pool_put() wants back), or 0 when
- * no run that long is free now. A request that found no run makes smaller
- * ones wait behind it for a while: otherwise a stream of small requests,
- * each taking a block somewhere, could keep a large one (a maximum-size
- * request needs the whole default pool) from ever finding its run, and a
- * request that is never started never times out either.
+ * no run that long is free now.
  */
 unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 			   unsigned int *at)
 {
 	unsigned int nr = vblk_pool_blocks_for(entries);
-	unsigned long flags, start = pool->blocks;
+	unsigned long flags, start;
 
 	spin_lock_irqsave(&pool->lock, flags);
-	if (pool->starving && time_after(jiffies, pool->starve_until))
-		pool->starving = 0;
-	if (nr >= pool->starving)
-		start = bitmap_find_next_zero_area(pool->map, pool->blocks, 0,
-						   nr, 0);
+	start = bitmap_find_next_zero_area(pool->map, pool->blocks, 0, nr, 0);
 	if (start >= pool->blocks) {
-		if (nr >= pool->starving) {
-			pool->starving = nr;
-			pool->starve_until = jiffies + VBLK_POOL_STARVE_JIFFIES;
-		}
 		pool->waiting = true;
 		pool->waits++;
 		spin_unlock_irqrestore(&pool->lock, flags);
 		return 0;
 	}
-	if (nr >= pool->starving)
-		pool->starving = 0;
 	bitmap_set(pool->map, start, nr);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	*at = start * VBLK_POOL_BLOCK;

@@ -198,7 +198,7 @@ struct vblk_tag_dma {
  * DMA memory and as many scatterlist entries, handed out in runs of whole
  * blocks of VBLK_POOL_BLOCK entries to requests that do not fit their tag's
  * inline table. Allocated at bind with the queue; lock protects map,
- * waiting, waits and the starvation guard (interrupts off).
+ * waiting and waits (interrupts off).
  */
 #define VBLK_POOL_BLOCK		8
 struct vblk_pool {
@@ -211,8 +211,6 @@ struct vblk_pool {
 	struct scatterlist *sg;		/* the same number of entries */
 	bool waiting;			/* a request found no run since a put */
 	u64 waits;			/* requests that found no run free */
-	unsigned int starving;		/* blocks a request could not get ... */
-	unsigned long starve_until;	/* ... and until when smaller runs wait */
 };
 
 /*

@@ -387,6 +387,10 @@ case_coalesce() {
 # needs the whole pool, and small requests keep taking blocks of it. The
 # large writes must still go through while the stream runs (a request that
 # never finds its run is never started, so no timeout would rescue it).
+# They do without any reservation in the pool: blk-mq issues a request it
+# got back (BLK_STS_RESOURCE) from the hctx's dispatch list before it takes
+# new ones for that hctx, so the small ones queue behind it (issue 22's
+# suspicion, refuted: 519 pool waits, the slowest 1 MiB write 668 ms).
 # Pages of a user buffer are often physically contiguous (and merged into
 # one segment): the test hook's size_max of one page makes every page a
 # segment of its own. The drive is throttled to 100 requests a second so
