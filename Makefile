@@ -13,8 +13,11 @@
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
 #   make unit             host unit tests and fuzz smoke of the ring, and the
 #                         bench's host-side python (tests/bench/test_*.py)
-#   make check            setup + unit + lint + build + guest suite on every lab kernel
-#   make check KERNELS=6.12   the same on a subset (quick iteration)
+#   make check            setup + unit + lint + build + guest suite on every lab kernel,
+#                         then the debug stage (scripts/debug-kernel: KASAN, lockdep)
+#   make check KERNELS=6.12   the same on a subset, without the debug stage
+#                         (quick iteration; KERNELS="6.12 debug" adds it)
+#   make debug-kernel     build the lab's debug kernel (cached)
 #   make bench / demo     the benchmark (full / quick) on 6.12
 #   make bench KERNELS=6.1,6.12,7.3 [BENCH_MODE=headline]   one boot per kernel,
 #                         then one table across kernels (DIR-matrix.md)
@@ -33,7 +36,7 @@ endif
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_DIR
 
-.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest
+.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest debug-kernel
 
 ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
@@ -66,8 +69,19 @@ unit:
 setup:
 	$(TOP)/scripts/setup
 
+debug-kernel:
+	$(TOP)/scripts/debug-kernel
+
+# make check also runs the debug stage (scripts/check: the debug kernel,
+# vblk's quick and lifecycle cases under KASAN and lockdep) unless KERNELS
+# is given on the command line; KERNELS="6.12 debug" asks for it.
+CHECK_KERNELS := $(KERNELS)
+ifneq ($(origin KERNELS),command line)
+CHECK_KERNELS += debug
+endif
+
 check:
-	$(TOP)/scripts/check $(KERNELS)
+	$(TOP)/scripts/check $(CHECK_KERNELS)
 
 guest:
 	$(TOP)/scripts/guest-suite $(KERNELS)
