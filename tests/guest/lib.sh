@@ -308,3 +308,113 @@ need_fault_hook() {
 	[ -n "$(modinfo -F fault_inject "$ko" 2>/dev/null)" ] ||
 		skip "no vblk/lose: $ko was built without CONFIG_VBLK_FAULT_INJECT (scripts/kbuild --fault-inject)"
 }
+
+# ---- the host as witness (QMP, QEMU's accounting and trace events) ----------
+# The guest's numbers come from the driver under test; QEMU knows what
+# reached the device. These read it for a disk of the manifest (its drive
+# MF[s:node], its device MF[s:qdev]).
+
+# host_stats SERIAL: query-blockstats for the disk's drive into HS[key]:
+# the BlockBackend's accounting (rd_operations, wr_operations,
+# flush_operations, rd_bytes, wr_bytes, failed_*_operations,
+# unmap_operations, ...), and the file node's driver-specific statistics
+# with a file_ prefix (file_discard_nb_ok, file_discard_bytes_ok,
+# file_discard_nb_failed). QEMU 10's virtio-blk accounts write zeroes as
+# writes and discards not at all; the file node counts the discards that
+# reached the image. Status 1 (and the reason on stderr) when QMP fails.
+declare -A HS=()
+host_stats() {
+	local resp k v
+	resp=$(qmp '{"execute": "query-blockstats"}') || { echo "query-blockstats: $resp" >&2; return 1; }
+	HS=()
+	while read -r k v; do
+		HS[$k]=$v
+	done < <(python3 -c '
+import json, sys
+node = sys.argv[1]
+for e in json.loads(sys.stdin.read())["return"]:
+    if e.get("device") != node:
+        continue
+    for k, v in e["stats"].items():
+        if isinstance(v, int):
+            print(k, v)
+    for k, v in e.get("parent", {}).get("driver-specific", {}).items():
+        if isinstance(v, int):
+            print("file_" + k.replace("-", "_"), v)
+' "${MF[$1:node]}" <<<"$resp")
+	[ -n "${HS[flush_operations]:-}" ] || { echo "query-blockstats: no drive ${MF[$1:node]} in: ${resp:0:300}" >&2; return 1; }
+}
+
+# host_vq SERIAL QUEUE: the device's view of one virtqueue
+# (x-query-virtio-queue-status): VQ_AVAIL is last-avail-idx (requests the
+# device has taken), VQ_USED used-idx (answers it gave). Both are 16-bit
+# and wrap: compare deltas (vq_delta) over fewer than 65,536 requests.
+host_vq() {
+	local resp
+	resp=$(qmp "{\"execute\": \"x-query-virtio-queue-status\", \"arguments\": {\"path\": \"/machine/peripheral/${MF[$1:qdev]}/virtio-backend\", \"queue\": $2}}") ||
+		{ echo "x-query-virtio-queue-status $1 queue $2: $resp" >&2; return 1; }
+	[[ $resp =~ \"last-avail-idx\":\ *([0-9]+) ]] || { echo "no last-avail-idx in $resp" >&2; return 1; }
+	VQ_AVAIL=${BASH_REMATCH[1]}
+	[[ $resp =~ \"used-idx\":\ *([0-9]+) ]] || { echo "no used-idx in $resp" >&2; return 1; }
+	VQ_USED=${BASH_REMATCH[1]}
+}
+
+# vq_delta BEFORE AFTER: AFTER - BEFORE of a 16-bit ring index.
+vq_delta() { echo $((($2 - $1) & 0xffff)); }
+
+# Trace events through QMP into $VBLK_OUT/qemu.log (scripts/vm-run: -D).
+TRACE_LOG=${VBLK_OUT:-/tmp}/qemu.log
+
+# trace_on EVENT... / trace_off EVENT...: turn QEMU trace events on or off.
+trace_set() {
+	local state=$1 ev
+	shift
+	for ev in "$@"; do
+		qmp "{\"execute\": \"trace-event-set-state\", \"arguments\": {\"name\": \"$ev\", \"enable\": $state}}" >/dev/null ||
+			{ echo "trace-event-set-state $ev $state failed" >&2; return 1; }
+	done
+}
+trace_on() { trace_set true "$@"; }
+trace_off() { trace_set false "$@"; }
+
+# trace_mark: remember where the trace log ends now (TRACE_FROM).
+trace_mark() {
+	TRACE_FROM=0
+	[ ! -e "$TRACE_LOG" ] || TRACE_FROM=$(stat -c %s "$TRACE_LOG")
+}
+
+# trace_since: the trace log written after the last trace_mark.
+trace_since() { tail -c +"$((TRACE_FROM + 1))" "$TRACE_LOG" 2>/dev/null || true; }
+
+# trace_settle: wait until the trace log has stopped growing (QEMU writes
+# it from its own threads; the guest sees it through 9p).
+trace_settle() {
+	local a b=-1 i
+	for ((i = 0; i < 50; i++)); do
+		a=$(stat -c %s "$TRACE_LOG" 2>/dev/null || echo 0)
+		[ "$a" != "$b" ] || return 0
+		b=$a
+		nap 0.2
+	done
+}
+
+# host_vdev SERIAL: QEMU's VirtIODevice pointer of the disk (VDEV), which
+# its trace lines carry: one direct read at a sector nothing else reads,
+# seen by virtio_blk_handle_read. Needs DISK set to the disk's vdX.
+host_vdev() {
+	local s=$1 sec lbs=${MF[$1:lbs]} f=/tmp/vblk-vdev-$1
+	if [ -s "$f" ]; then
+		read -r VDEV <"$f"
+		return 0
+	fi
+	sec=$((${MF[$s:size]} / 512 - 4096 - 8))
+	sec=$((sec / (lbs / 512) * (lbs / 512)))
+	trace_on virtio_blk_handle_read || return 1
+	trace_mark
+	dd if="/dev/$DISK" of=/dev/null bs="$lbs" skip=$((sec * 512 / lbs)) count=1 iflag=direct status=none || return 1
+	trace_settle
+	trace_off virtio_blk_handle_read || return 1
+	VDEV=$(trace_since | sed -n "s/.*virtio_blk_handle_read vdev \(0x[0-9a-f]*\) req 0x[0-9a-f]* sector $sec nsectors .*/\1/p" | sort -u)
+	[[ $VDEV =~ ^0x[0-9a-f]+$ ]] || { echo "no single virtio_blk_handle_read at sector $sec for $s in the trace: '$VDEV'" >&2; return 1; }
+	echo "$VDEV" >"$f"
+}
