@@ -164,6 +164,8 @@ cycles() {
 	local st=$1 n=3 i n0 addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line stop
 	[ "$QUICK" = 0 ] || n=1
 	n=${PM_CYCLES:-$n}
+	# No cycle is no test of sleep: it must not pass.
+	[ "$n" -ge 1 ] 2>/dev/null || fail "PM_CYCLES=$n: no $st cycle would run"
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
 	r0=$(vblk_restarts)
@@ -296,10 +298,19 @@ main() {
 		echo 1 >/sys/module/suspend/parameters/pm_test_delay
 	fi
 	echo "# pm_test levels: $(cat /sys/power/pm_test); s2idle test delay $(cat /sys/module/suspend/parameters/pm_test_delay 2>/dev/null || echo 5) s, hibernation 5 s"
-	local d
-	for d in ${PM_DRIVERS:-virtio_blk vblk}; do
+	local d drivers=" ${PM_DRIVERS:-virtio_blk vblk} "
+	for d in ${PM_DRIVERS:-}; do
+		[ "$d" = virtio_blk ] || [ "$d" = vblk ] || report FAIL "pm $d" "PM_DRIVERS names an unknown driver '$d'"
+	done
+	# A driver PM_DRIVERS leaves out is a skip line, not silence; a vblk
+	# that cannot be loaded is a failure.
+	for d in virtio_blk vblk; do
+		if [[ $drivers != *" $d "* ]]; then
+			report skip "pm $d" "not in PM_DRIVERS='${PM_DRIVERS:-}'"
+			continue
+		fi
 		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
-			report skip "pm vblk" "no build/$(uname -r)/vblk.ko"
+			report FAIL "pm vblk" "no build/$(uname -r)/vblk.ko"
 			continue
 		fi
 		run_driver "$d"

@@ -8,8 +8,14 @@
 # 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist;
 # 4. parity.sh: every queue attribute, serial, cache_type, size and ro of
 #    the same disks under virtio_blk and vblk, side by side;
-# 5. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
-#    vblk, when the disks of group "life" are there.
+# 5. witness.sh (the host as witness: QEMU's accounting and trace of
+#    flushes, discards, write zeroes, injected errors, queues, doorbells)
+#    for virtio_blk, then vblk;
+# 6. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
+#    vblk (LIFE= leaves it out with a skip line).
+# No vblk.ko, a suite script that is missing or not executable, or no
+# lifecycle disks: each is a failure ("FAIL - suite NAME: why"), never a
+# silent omission.
 # --quick goes to every suite, --group G to suite.sh (which disks it tests).
 # Each suite's output is also in $VBLK_OUT/suite-<name>.log. Ends with the
 # combined "N passed, N failed, N skipped"; a suite that ends without its
@@ -32,6 +38,16 @@ run_suite() {
 	return 0
 }
 
+# missing NAME WHY: a suite that could not run is a failure, in its own log.
+missing() { echo "FAIL - suite $1: $2" | tee "$OUT/suite-$1.log"; }
+
+# have NAME SCRIPT: the suite's script is there and executable, or a failure.
+have() {
+	[ -x "$here/$2" ] && return 0
+	missing "$1" "no executable $here/$2"
+	return 1
+}
+
 # The "N passed, N failed, N skipped" lines of all suites, summed; each
 # "FAIL - suite" line (a suite that died) counts as a failure too.
 total() {
@@ -52,7 +68,10 @@ main() {
 	done
 	rm -f "$OUT"/suite-*.log
 	run_suite virtio_blk env DRIVER=virtio_blk "$here/suite.sh" "${quick[@]}" "${group[@]}"
-	if vblk_ko >/dev/null; then
+	if ! vblk_ko >/dev/null; then
+		# Only the reference ran: that is no pass of vblk.
+		missing vblk "no build/$(uname -r)/vblk.ko: vblk was not tested at all"
+	else
 		# This run moves disks between the two drivers while vblk holds
 		# some (cross-driver case): virtio_blk picks names from its own
 		# counter and fails on a vdX that vblk holds, so vblk takes its
@@ -60,20 +79,29 @@ main() {
 		run_suite vblk env DRIVER=vblk \
 			VBLK_MODPARAMS="${VBLK_MODPARAMS-disk_prefix=vblk}" \
 			"$here/suite.sh" "${quick[@]}" "${group[@]}"
-		if [ -x "$here/vblk-suite.sh" ]; then
+		if have vblk-only vblk-suite.sh; then
 			run_suite vblk-only "$here/vblk-suite.sh" "${quick[@]}"
 		fi
 		# What a user sees under each driver, side by side.
-		if [ -x "$here/parity.sh" ]; then
+		if have parity parity.sh; then
 			run_suite parity "$here/parity.sh"
 		fi
-		# Lifecycle faults: the reference first, then vblk.
-		if [ -n "${LIFE:-1}" ] && find_disk vlife; then
+		# What QEMU saw of each driver's flushes, discards, write
+		# zeroes, errors, queues and doorbells.
+		if have witness witness.sh; then
+			run_suite witness-virtio_blk env DRIVER=virtio_blk "$here/witness.sh"
+			run_suite witness-vblk env DRIVER=vblk "$here/witness.sh"
+		fi
+		# Lifecycle faults: the reference first, then vblk. LIFE= (empty)
+		# leaves them out, and says so; without its disks they fail.
+		if [ -z "${LIFE-1}" ]; then
+			printf 'skip - suite life: LIFE= given\n0 passed, 0 failed, 1 skipped\n' | tee "$OUT/suite-life.log"
+		elif ! find_disk vlife; then
+			missing life "no disk vlife (group life): the lifecycle suite did not run"
+		elif have life lifecycle.sh; then
 			run_suite life-virtio_blk env DRIVER=virtio_blk "$here/lifecycle.sh" "${quick[@]}"
 			run_suite life-vblk env DRIVER=vblk "$here/lifecycle.sh" "${quick[@]}"
 		fi
-	else
-		echo "# no build/$(uname -r)/vblk.ko: DRIVER=vblk not run"
 	fi
 	local t
 	t=$(total)
