@@ -131,6 +131,17 @@ run_case() {
 		reason=${lines[*]}
 		reason=${reason:0:400}
 	fi
+	# A case that loaded the fault-hook build (need_fault_hook): the
+	# plain build goes back before anything else runs, and the result
+	# line says which build the case ran on.
+	if [ -e /tmp/vblk-hook-loaded ]; then
+		rm -f /tmp/vblk-hook-loaded
+		name+=" [fault-hook build]"
+		if grep -q '^vblk ' /proc/modules && ! swap_vblk "$(vblk_ko)" >>"$log" 2>&1; then
+			rc=1
+			reason="could not put the plain build back (see $log)${reason:+; and: $reason}"
+		fi
+	fi
 	local from=$KMSG_N
 	kmsg_scan
 	if [ -n "$KMSG_PROBS" ]; then
@@ -288,8 +299,15 @@ move_disk() {
 
 # ---- vblk module ------------------------------------------------------------
 
+# The module the suites load: build/<kver>/vblk.ko, the plain build (the
+# one DKMS and `make install` produce; scripts/check builds it so, and
+# scripts/dkms-test compares its code with DKMS's). $VBLK_KO overrides.
 vblk_ko() {
 	local r k
+	if [ -n "${VBLK_KO:-}" ]; then
+		[ -f "$VBLK_KO" ] && { echo "$VBLK_KO"; return 0; }
+		return 1
+	fi
 	r=$(uname -r)
 	for k in "$REPO/build/$r/vblk.ko" "$REPO/build/${r%%.*}.$(r=${r#*.}; echo "${r%%.*}")/vblk.ko"; do
 		[ -f "$k" ] && { echo "$k"; return 0; }
@@ -297,16 +315,63 @@ vblk_ko() {
 	return 1
 }
 
-# Inside a case: skip it, saying why, when the module has no fault-injection
-# hook (vblk/lose): a build without CONFIG_VBLK_FAULT_INJECT, such as DKMS's
-# or a plain `make`. scripts/check builds the suite's module with it
-# (scripts/kbuild --fault-inject). A module that has it but shows no
-# vblk/lose fails the case where it writes the file.
+# The fault-hook build (CONFIG_VBLK_FAULT_INJECT: vblk/lose), for the cases
+# that need it only: build/<kver>-hook/vblk.ko (scripts/kbuild
+# --fault-inject --out build/<kver>-hook <kernel>).
+vblk_hook_ko() {
+	local r k
+	r=$(uname -r)
+	for k in "$REPO/build/$r-hook/vblk.ko" "$REPO/build/${r%%.*}.$(r=${r#*.}; echo "${r%%.*}")-hook/vblk.ko"; do
+		[ -f "$k" ] && { echo "$k"; return 0; }
+	done
+	return 1
+}
+
+has_fault_hook() { [ -n "$(modinfo -F fault_inject "$1" 2>/dev/null)" ]; }
+
+# swap_vblk KO: reload vblk from KO; the PCI functions vblk held are bound
+# to it again (with the same disk_prefix). Status 1 when any step fails.
+swap_vblk() {
+	local ko=$1 a addrs=() prefix='' t
+	if [ -r /sys/module/vblk/parameters/disk_prefix ]; then
+		read1 /sys/module/vblk/parameters/disk_prefix
+		prefix=$REPLY
+	fi
+	for a in /sys/bus/pci/drivers/vblk/0000:*; do
+		[ -e "$a" ] && addrs+=("${a##*/}")
+	done
+	for a in "${addrs[@]}"; do "$BIND" none "$a" >/dev/null || return 1; done
+	udevadm settle --timeout=10 2>/dev/null || true
+	for ((t = 0; t < 50; t++)); do
+		grep -q '^vblk ' /proc/modules || break
+		rmmod vblk 2>/dev/null && break
+		nap 0.2
+	done
+	! grep -q '^vblk ' /proc/modules || { echo "swap_vblk: vblk still loaded" >&2; return 1; }
+	insmod "$ko" ${prefix:+disk_prefix=$prefix} || return 1
+	for a in "${addrs[@]}"; do "$BIND" vblk "$a" >/dev/null || return 1; done
+	udevadm settle --timeout=30 2>/dev/null || true
+	echo "swap_vblk: $ko loaded, ${#addrs[@]} function(s) bound again: ${addrs[*]}"
+}
+
+# Inside a case that needs vblk/lose: load the fault-hook build in place of
+# the plain one (run_case puts the plain one back after the case, and its
+# result line says "[fault-hook build]"). A loaded build that has the hook
+# already (an older layout: build/<kver>/ built with --fault-inject) is
+# kept. No hook build: the case fails (never a silent skip).
 need_fault_hook() {
 	local ko
+	grep -q '^vblk ' /proc/modules || fail "vblk is not loaded"
 	ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko"
-	[ -n "$(modinfo -F fault_inject "$ko" 2>/dev/null)" ] ||
-		skip "no vblk/lose: $ko was built without CONFIG_VBLK_FAULT_INJECT (scripts/kbuild --fault-inject)"
+	if has_fault_hook "$ko"; then
+		step "the loaded build $ko has the fault hook"
+		return 0
+	fi
+	ko=$(vblk_hook_ko) || fail "no build/$(uname -r)-hook/vblk.ko (scripts/kbuild --fault-inject --out build/<kver>-hook KERNEL)"
+	has_fault_hook "$ko" || fail "$ko was built without CONFIG_VBLK_FAULT_INJECT"
+	step "this case loads the fault-hook build $ko"
+	: >/tmp/vblk-hook-loaded
+	swap_vblk "$ko" || fail "could not load $ko"
 }
 
 # ---- the host as witness (QMP, QEMU's accounting and trace events) ----------

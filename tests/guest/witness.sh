@@ -240,7 +240,7 @@ case_host_queues() {
 	[ "$nq" -ge 2 ] || fail "$s has $nq queues"
 	ncpu=$(nproc)
 	[ "$ncpu" -ge 2 ] || fail "one CPU: nothing to spread"
-	[ "$ncpu" -le ${#jobs[@]} ] || jobs+=($(for ((c = ${#jobs[@]}; c < ncpu; c++)); do echo $((512 * (c + 1))); done))
+	for ((c = ${#jobs[@]}; c < ncpu; c++)); do jobs+=($((512 * (c + 1)))); done
 	for ((q = 0; q < nq; q++)); do
 		exp[q]=0
 		if [ -d "/sys/block/$DISK/mq/$q" ]; then
