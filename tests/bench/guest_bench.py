@@ -17,6 +17,7 @@ phase follows the experiments: OUT/profile.jsonl and OUT/profile/ (see
 run_profile).
 """
 import errno
+import glob
 import json
 import shutil
 import os
@@ -89,11 +90,22 @@ def pci_of(dev):
 
 
 def driver_of(dev):
+    """The driver the disk's device is bound to, read from sysfs (a disk
+    is not called virtio_blk because it lacks vblk's files)."""
     if dev.startswith("nullb"):
         return "null_blk"
-    if os.path.isdir("/sys/block/%s/vblk" % dev):
-        return "vblk"
-    return "virtio_blk"
+    link = "/sys/block/%s/device/driver" % dev
+    if not os.path.exists(link):
+        return "?"
+    return os.path.basename(os.path.realpath(link))
+
+
+def queue_info(dev):
+    """What shapes a disk's queue under either driver: scheduler,
+    hardware queues, requests per queue (recorded for every arm)."""
+    q = "/sys/block/%s/queue/" % dev
+    return {"scheduler": rd(q + "scheduler"), "nr_hw_queues": len(glob.glob("/sys/block/%s/mq/*" % dev)),
+            "nr_requests": rd(q + "nr_requests")}
 
 
 def irq_names(dev):
@@ -1058,7 +1070,11 @@ def main():
                 cfg = rd("/sys/block/%s/vblk/config" % dev)
                 info.setdefault("arms", {})["%s/%s" % (exp["name"], arm["label"])] = {
                     "dev": dev, "driver": driver_of(dev), "config": cfg,
+                    "queue": queue_info(dev),
                     "irq": irq_names(dev), "set": arm.get("set", {})}
+                want = arm.get("driver")
+                if want and driver_of(dev) != want:
+                    raise SystemExit("arm %s: /dev/%s is on %s, not %s" % (arm["label"], dev, driver_of(dev), want))
                 if arm.get("iothread"):
                     it = arm_iothread(arm)
                     info["arms"]["%s/%s" % (exp["name"], arm["label"])]["iothread"] = it

@@ -9,7 +9,9 @@ writes FILE.md (the table, and where each column comes from) and FILE.json
 HEADLINE) that at least one kernel measured, or with --all every cell;
 columns: kernels; cells: test/base ratio of the medians, the A/A spread
 (|control/base - 1|) in brackets and the verdict. A kernel without a
-summary (its boot failed) is a column of "-" and a line saying so.
+summary (its boot failed) is a column of "-" and a line saying so. A cell
+with an error window reads INVALID; a kernel whose guest run failed
+(guest_rc, 3: kernel log problems) is named; either makes the exit status 1.
 """
 import json
 import os
@@ -42,12 +44,14 @@ def merge(runs, headline=None):
         if key in index and index[key] not in rows:
             rows.append(index[key])
     meta = {k: (None if s is None else {x: s.get(x) for x in ("kernel", "git", "mode", "started",
-                                                              "clock")})
+                                                              "clock", "guest_rc")})
             for k, s in runs}
     return {"kernels": [k for k, _ in runs], "rows": rows, "meta": meta}
 
 
 def cell_text(r):
+    if r and r.get("errors"):
+        return "INVALID (%d error window%s)" % (r["errors"], "" if r["errors"] == 1 else "s")
     if not r or r.get("r") is None:
         return "-"
     aa = "-" if r.get("aa") is None else "%.1f%%" % (abs(r["aa"] - 1) * 100)
@@ -74,7 +78,21 @@ def markdown(m):
         else:
             L.append("- %s: kernel %s, git %s, %s mode, %s clock, started %s" % (
                 k, mt.get("kernel"), mt.get("git"), mt.get("mode"), mt.get("clock"), mt.get("started")))
+            if mt.get("guest_rc") not in ("0", None):
+                L.append("  **%s: the guest run FAILED (guest_rc=%s%s)**" % (
+                    k, mt.get("guest_rc"), ": kernel log problems" if mt.get("guest_rc") == "3" else ""))
+    bad = ["%s %s/%s" % (k, r["exp"], r["job"]) for r in m["rows"] for k in ks
+           if (r["cells"].get(k) or {}).get("errors")]
+    if bad:
+        L.append("INVALID cells (an error window: no ratio, no verdict): " + ", ".join(bad))
     return "\n".join(L) + "\n"
+
+
+def failed(m):
+    """A kernel whose guest run failed (kernel log problems included) or a
+    cell with an error window: matrix.py exits 1."""
+    return any(mt and mt.get("guest_rc") not in ("0", None) for mt in m["meta"].values()) or any(
+        (c or {}).get("errors") for r in m["rows"] for c in r["cells"].values())
 
 
 def main(argv):
@@ -101,7 +119,9 @@ def main(argv):
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(m, f, indent=1)
     print(text, end="")
-    return 0 if any(s for _, s in runs) else 1
+    if not any(s for _, s in runs) or failed(m):
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

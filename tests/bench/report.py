@@ -318,6 +318,19 @@ def target_status2(r, aa, pr, pa, tgt, higher=True, sig=None):
     return ts
 
 
+def invalidate(row, nerr):
+    """A cell with any error window (a slice or run that completed no I/O:
+    the driver stalled) has no ratio, no verdict and misses its target:
+    what the other windows say would hide the stall."""
+    row["invalid"] = "%d error window%s" % (nerr, "" if nerr == 1 else "s")
+    for k in ("r", "pr", "rc", "prc", "rh", "prh", "rl"):
+        if k in row:
+            row[k] = None
+    for k in ("v", "vc", "vh", "vl"):
+        row[k] = "INVALID"
+    row["ts"] = "MISSED" if row.get("tgt") else ""
+
+
 def build_cells(plan, runs):
     cells = []
     for e in plan["experiments"]:
@@ -359,6 +372,8 @@ def summary_rows(cells):
             "irq_test": c.stat(c.role["test"], "irqs_per_io")[0],
             "errors": c.nerr,
         }
+        if c.nerr:
+            invalidate(row, c.nerr)
         if e.get("cpu_target"):
             row["cpu_ts"] = target_status2(rc, aac, prc, pac, e["cpu_target"], sig=sgc)
             row["cpu_tgt"] = e["cpu_target"]
@@ -368,6 +383,10 @@ def summary_rows(cells):
             row["db_tgt"] = e["doorbell_target"]
             row["db_ts"] = target_status(rd_, aad, e["doorbell_target"], higher=False,
                                          sig=c.sigma("doorbells_per_io"))
+        if c.nerr:
+            for k in ("cpu_ts", "db_ts"):
+                if k in row:
+                    row[k] = "MISSED"
         rows.append(row)
     return rows
 
@@ -417,6 +436,11 @@ def terminal_summary(meta, rows, cells):
     errs = sum(r["errors"] for r in rows)
     if errs:
         L.append("runs with errors: %d (see runs.jsonl)" % errs)
+        L.append("INVALID cells (an error window: no ratio, no verdict, target missed): %s" % ", ".join(
+            "%s/%s (%s)" % (r["exp"], r["job"], r["invalid"]) for r in rows if r.get("invalid")))
+    if META_RC and META_RC[0] not in ("0", None):
+        L.append("THE GUEST RUN FAILED: guest_rc=%s%s" % (
+            META_RC[0], " (kernel log problems, see log-problems.txt)" if META_RC[0] == "3" else ""))
     return "\n".join(L)
 
 
@@ -606,6 +630,7 @@ def arm_iothread_text(it):
 
 OUT_DIR = []
 PLAN = []
+META_RC = []
 
 
 def main():
@@ -615,6 +640,7 @@ def main():
         plan = json.load(f)
     PLAN.append(plan)
     meta = load_meta(out)
+    META_RC.append(meta.get("guest_rc"))
     runs = load_jsonl(os.path.join(out, "runs.jsonl"))
     marks = load_jsonl(os.path.join(out, "host-markers.jsonl"))
     info = {}
@@ -640,9 +666,10 @@ def main():
         f.write(summ + "\n")
     # The same rows for tests/bench/matrix.py (one table across kernels).
     keep = ("exp", "job", "base", "test", "n", "base_iops", "test_iops", "sig", "r", "aa",
-            "pr", "pa", "v", "tgt", "ts", "errors")
+            "pr", "pa", "v", "tgt", "ts", "errors", "invalid")
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"kernel": meta.get("kernel"), "git": meta.get("git"), "mode": plan["mode"],
+                   "guest_rc": meta.get("guest_rc"),
                    "started": meta.get("started"), "clock": plan.get("clock"),
                    "rows": [{k: r.get(k) for k in keep} for r in rows]}, f, indent=1)
     pngs = plots(out, cells)
@@ -718,6 +745,10 @@ def main():
         if "db_ts" in r:
             extra.append("- %s %s: doorbells/IO ratio %s (A/A %s) vs target <= %.3f: **%s**" % (
                 r["exp"], r["job"], rs(r.get("rd")), spread_s(r.get("aad")), r["db_tgt"], r["db_ts"] or "-"))
+    bad = [r for r in rows if r.get("invalid")]
+    if bad:
+        R.append("**INVALID cells** (a window completed no I/O: no ratio, no verdict, target MISSED): %s\n" % (
+            ", ".join("%s/%s (%s)" % (r["exp"], r["job"], r["invalid"]) for r in bad)))
     noisy = [r for r in rows if r["aa"] is not None and abs(r["aa"] - 1) > 0.05]
     if extra:
         R.append("Other targets:\n")

@@ -3,8 +3,14 @@
 # subshell with errexit (run_case); it ends by returning (pass), fail REASON
 # or skip REASON. Globals from suite.sh: DRIVER, PCI_OF[serial], QUICK.
 
-# disk SERIAL: set DISK to the disk holding the serial, or fail the case.
-disk() { await_disk "$1" || fail "no disk with serial $1"; }
+# disk SERIAL: set DISK to the disk holding the serial, or fail the case;
+# fail it too when the disk is not on the driver under test (a case that
+# failed half-way may have left it on the other one).
+disk() {
+	await_disk "$1" || fail "no disk with serial $1"
+	driver_of_disk "$DISK"
+	[ "$DRV" = "$DRIVER" ] || fail "$1 is /dev/$DISK under $DRV, not $DRIVER"
+}
 
 case_load_vblk() {
 	local ko deps dep

@@ -31,13 +31,25 @@ note() {
 
 # each_driver WHAT FUNC DRIVERS...: for each driver, its case logs, the
 # attach case (WHAT skipped when it fails), FUNC (the driver's cases),
-# the read-back case. vblk is skipped without its module.
+# the read-back case. A driver not among DRIVERS is a skip line; an
+# unknown one, or vblk without its module, a failure.
 each_driver() {
-	local what=$1 func=$2 d
+	local what=$1 func=$2 d drivers
 	shift 2
+	drivers=" $* "
 	for d in "$@"; do
+		[ "$d" = virtio_blk ] || [ "$d" = vblk ] ||
+			report FAIL "$IO_TAG $d" "unknown driver '$d' (drivers: $*)"
+	done
+	# A driver left out is a skip line, not silence; a vblk that cannot
+	# be loaded is a failure.
+	for d in virtio_blk vblk; do
+		if [[ $drivers != *" $d "* ]]; then
+			report skip "$IO_TAG $d" "not among the drivers asked for ($*)"
+			continue
+		fi
 		if [ "$d" = vblk ] && ! vblk_ko >/dev/null; then
-			report skip "$IO_TAG vblk" "no build/$(uname -r)/vblk.ko"
+			report FAIL "$IO_TAG vblk" "no build/$(uname -r)/vblk.ko"
 			continue
 		fi
 		DRIVER=$d

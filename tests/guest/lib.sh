@@ -131,6 +131,17 @@ run_case() {
 		reason=${lines[*]}
 		reason=${reason:0:400}
 	fi
+	# A case that loaded the fault-hook build (need_fault_hook): the
+	# plain build goes back before anything else runs, and the result
+	# line says which build the case ran on.
+	if [ -e /tmp/vblk-hook-loaded ]; then
+		rm -f /tmp/vblk-hook-loaded
+		name+=" [fault-hook build]"
+		if grep -q '^vblk ' /proc/modules && ! swap_vblk "$(vblk_ko)" >>"$log" 2>&1; then
+			rc=1
+			reason="could not put the plain build back (see $log)${reason:+; and: $reason}"
+		fi
+	fi
 	local from=$KMSG_N
 	kmsg_scan
 	if [ -n "$KMSG_PROBS" ]; then
@@ -288,8 +299,15 @@ move_disk() {
 
 # ---- vblk module ------------------------------------------------------------
 
+# The module the suites load: build/<kver>/vblk.ko, the plain build (the
+# one DKMS and `make install` produce; scripts/check builds it so, and
+# scripts/dkms-test compares its code with DKMS's). $VBLK_KO overrides.
 vblk_ko() {
 	local r k
+	if [ -n "${VBLK_KO:-}" ]; then
+		[ -f "$VBLK_KO" ] && { echo "$VBLK_KO"; return 0; }
+		return 1
+	fi
 	r=$(uname -r)
 	for k in "$REPO/build/$r/vblk.ko" "$REPO/build/${r%%.*}.$(r=${r#*.}; echo "${r%%.*}")/vblk.ko"; do
 		[ -f "$k" ] && { echo "$k"; return 0; }
@@ -297,14 +315,171 @@ vblk_ko() {
 	return 1
 }
 
-# Inside a case: skip it, saying why, when the module has no fault-injection
-# hook (vblk/lose): a build without CONFIG_VBLK_FAULT_INJECT, such as DKMS's
-# or a plain `make`. scripts/check builds the suite's module with it
-# (scripts/kbuild --fault-inject). A module that has it but shows no
-# vblk/lose fails the case where it writes the file.
+# The fault-hook build (CONFIG_VBLK_FAULT_INJECT: vblk/lose), for the cases
+# that need it only: build/<kver>-hook/vblk.ko (scripts/kbuild
+# --fault-inject --out build/<kver>-hook <kernel>).
+vblk_hook_ko() {
+	local r k
+	r=$(uname -r)
+	for k in "$REPO/build/$r-hook/vblk.ko" "$REPO/build/${r%%.*}.$(r=${r#*.}; echo "${r%%.*}")-hook/vblk.ko"; do
+		[ -f "$k" ] && { echo "$k"; return 0; }
+	done
+	return 1
+}
+
+has_fault_hook() { [ -n "$(modinfo -F fault_inject "$1" 2>/dev/null)" ]; }
+
+# swap_vblk KO: reload vblk from KO; the PCI functions vblk held are bound
+# to it again (with the same disk_prefix). Status 1 when any step fails.
+swap_vblk() {
+	local ko=$1 a addrs=() prefix='' t
+	if [ -r /sys/module/vblk/parameters/disk_prefix ]; then
+		read1 /sys/module/vblk/parameters/disk_prefix
+		prefix=$REPLY
+	fi
+	for a in /sys/bus/pci/drivers/vblk/0000:*; do
+		[ -e "$a" ] && addrs+=("${a##*/}")
+	done
+	for a in "${addrs[@]}"; do "$BIND" none "$a" >/dev/null || return 1; done
+	udevadm settle --timeout=10 2>/dev/null || true
+	for ((t = 0; t < 50; t++)); do
+		grep -q '^vblk ' /proc/modules || break
+		rmmod vblk 2>/dev/null && break
+		nap 0.2
+	done
+	! grep -q '^vblk ' /proc/modules || { echo "swap_vblk: vblk still loaded" >&2; return 1; }
+	insmod "$ko" ${prefix:+disk_prefix=$prefix} || return 1
+	for a in "${addrs[@]}"; do "$BIND" vblk "$a" >/dev/null || return 1; done
+	udevadm settle --timeout=30 2>/dev/null || true
+	echo "swap_vblk: $ko loaded, ${#addrs[@]} function(s) bound again: ${addrs[*]}"
+}
+
+# Inside a case that needs vblk/lose: load the fault-hook build in place of
+# the plain one (run_case puts the plain one back after the case, and its
+# result line says "[fault-hook build]"). A loaded build that has the hook
+# already (an older layout: build/<kver>/ built with --fault-inject) is
+# kept. No hook build: the case fails (never a silent skip).
 need_fault_hook() {
 	local ko
+	grep -q '^vblk ' /proc/modules || fail "vblk is not loaded"
 	ko=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko"
-	[ -n "$(modinfo -F fault_inject "$ko" 2>/dev/null)" ] ||
-		skip "no vblk/lose: $ko was built without CONFIG_VBLK_FAULT_INJECT (scripts/kbuild --fault-inject)"
+	if has_fault_hook "$ko"; then
+		step "the loaded build $ko has the fault hook"
+		return 0
+	fi
+	ko=$(vblk_hook_ko) || fail "no build/$(uname -r)-hook/vblk.ko (scripts/kbuild --fault-inject --out build/<kver>-hook KERNEL)"
+	has_fault_hook "$ko" || fail "$ko was built without CONFIG_VBLK_FAULT_INJECT"
+	step "this case loads the fault-hook build $ko"
+	: >/tmp/vblk-hook-loaded
+	swap_vblk "$ko" || fail "could not load $ko"
+}
+
+# ---- the host as witness (QMP, QEMU's accounting and trace events) ----------
+# The guest's numbers come from the driver under test; QEMU knows what
+# reached the device. These read it for a disk of the manifest (its drive
+# MF[s:node], its device MF[s:qdev]).
+
+# host_stats SERIAL: query-blockstats for the disk's drive into HS[key]:
+# the BlockBackend's accounting (rd_operations, wr_operations,
+# flush_operations, rd_bytes, wr_bytes, failed_*_operations,
+# unmap_operations, ...), and the file node's driver-specific statistics
+# with a file_ prefix (file_discard_nb_ok, file_discard_bytes_ok,
+# file_discard_nb_failed). QEMU 10's virtio-blk accounts write zeroes as
+# writes and discards not at all; the file node counts the discards that
+# reached the image. Status 1 (and the reason on stderr) when QMP fails.
+declare -A HS=()
+host_stats() {
+	local resp k v
+	resp=$(qmp '{"execute": "query-blockstats"}') || { echo "query-blockstats: $resp" >&2; return 1; }
+	HS=()
+	while read -r k v; do
+		HS[$k]=$v
+	done < <(python3 -c '
+import json, sys
+node = sys.argv[1]
+for e in json.loads(sys.stdin.read())["return"]:
+    if e.get("device") != node:
+        continue
+    for k, v in e["stats"].items():
+        if isinstance(v, int):
+            print(k, v)
+    for k, v in e.get("parent", {}).get("driver-specific", {}).items():
+        if isinstance(v, int):
+            print("file_" + k.replace("-", "_"), v)
+' "${MF[$1:node]}" <<<"$resp")
+	[ -n "${HS[flush_operations]:-}" ] || { echo "query-blockstats: no drive ${MF[$1:node]} in: ${resp:0:300}" >&2; return 1; }
+}
+
+# host_vq SERIAL QUEUE: the device's view of one virtqueue
+# (x-query-virtio-queue-status): VQ_AVAIL is last-avail-idx (requests the
+# device has taken), VQ_USED used-idx (answers it gave). Both are 16-bit
+# and wrap: compare deltas (vq_delta) over fewer than 65,536 requests.
+host_vq() {
+	local resp
+	resp=$(qmp "{\"execute\": \"x-query-virtio-queue-status\", \"arguments\": {\"path\": \"/machine/peripheral/${MF[$1:qdev]}/virtio-backend\", \"queue\": $2}}") ||
+		{ echo "x-query-virtio-queue-status $1 queue $2: $resp" >&2; return 1; }
+	[[ $resp =~ \"last-avail-idx\":\ *([0-9]+) ]] || { echo "no last-avail-idx in $resp" >&2; return 1; }
+	VQ_AVAIL=${BASH_REMATCH[1]}
+	[[ $resp =~ \"used-idx\":\ *([0-9]+) ]] || { echo "no used-idx in $resp" >&2; return 1; }
+	VQ_USED=${BASH_REMATCH[1]}
+}
+
+# vq_delta BEFORE AFTER: AFTER - BEFORE of a 16-bit ring index.
+vq_delta() { echo $((($2 - $1) & 0xffff)); }
+
+# Trace events through QMP into $VBLK_OUT/qemu.log (scripts/vm-run: -D).
+TRACE_LOG=${VBLK_OUT:-/tmp}/qemu.log
+
+# trace_on EVENT... / trace_off EVENT...: turn QEMU trace events on or off.
+trace_set() {
+	local state=$1 ev
+	shift
+	for ev in "$@"; do
+		qmp "{\"execute\": \"trace-event-set-state\", \"arguments\": {\"name\": \"$ev\", \"enable\": $state}}" >/dev/null ||
+			{ echo "trace-event-set-state $ev $state failed" >&2; return 1; }
+	done
+}
+trace_on() { trace_set true "$@"; }
+trace_off() { trace_set false "$@"; }
+
+# trace_mark: remember where the trace log ends now (TRACE_FROM).
+trace_mark() {
+	TRACE_FROM=0
+	[ ! -e "$TRACE_LOG" ] || TRACE_FROM=$(stat -c %s "$TRACE_LOG")
+}
+
+# trace_since: the trace log written after the last trace_mark.
+trace_since() { tail -c +"$((TRACE_FROM + 1))" "$TRACE_LOG" 2>/dev/null || true; }
+
+# trace_settle: wait until the trace log has stopped growing (QEMU writes
+# it from its own threads; the guest sees it through 9p).
+trace_settle() {
+	local a b=-1 i
+	for ((i = 0; i < 50; i++)); do
+		a=$(stat -c %s "$TRACE_LOG" 2>/dev/null || echo 0)
+		[ "$a" != "$b" ] || return 0
+		b=$a
+		nap 0.2
+	done
+}
+
+# host_vdev SERIAL: QEMU's VirtIODevice pointer of the disk (VDEV), which
+# its trace lines carry: one direct read at a sector nothing else reads,
+# seen by virtio_blk_handle_read. Needs DISK set to the disk's vdX.
+host_vdev() {
+	local s=$1 sec lbs=${MF[$1:lbs]} f=/tmp/vblk-vdev-$1
+	if [ -s "$f" ]; then
+		read -r VDEV <"$f"
+		return 0
+	fi
+	sec=$((${MF[$s:size]} / 512 - 4096 - 8))
+	sec=$((sec / (lbs / 512) * (lbs / 512)))
+	trace_on virtio_blk_handle_read || return 1
+	trace_mark
+	dd if="/dev/$DISK" of=/dev/null bs="$lbs" skip=$((sec * 512 / lbs)) count=1 iflag=direct status=none || return 1
+	trace_settle
+	trace_off virtio_blk_handle_read || return 1
+	VDEV=$(trace_since | sed -n "s/.*virtio_blk_handle_read vdev \(0x[0-9a-f]*\) req 0x[0-9a-f]* sector $sec nsectors .*/\1/p" | sort -u)
+	[[ $VDEV =~ ^0x[0-9a-f]+$ ]] || { echo "no single virtio_blk_handle_read at sector $sec for $s in the trace: '$VDEV'" >&2; return 1; }
+	echo "$VDEV" >"$f"
 }

@@ -123,6 +123,8 @@ cycles() {
 	local st=$1 n=3 i n0 addr t0 io_ms cb r0 fpid rc=0 ir iw nd nu down up rx line stop
 	[ "$QUICK" = 0 ] || n=1
 	n=${PM_CYCLES:-$n}
+	# No cycle is no test of sleep: it must not pass.
+	[ "$n" -ge 1 ] 2>/dev/null || fail "PM_CYCLES=$n: no $st cycle would run"
 	disk
 	read -r _ addr <"/tmp/pm-disk-$DRIVER"
 	r0=$(vblk_restarts)

@@ -8,13 +8,19 @@
 # 3. vblk-suite.sh (vblk's own cases), when it and vblk.ko exist;
 # 4. parity.sh: every queue attribute, serial, cache_type, size and ro of
 #    the same disks under virtio_blk and vblk, side by side;
-# 5. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
-#    vblk, when the disks of group "life" are there.
-# --quick goes to every suite, --group G to suite.sh (which disks it tests).
+# 5. witness.sh (the host as witness: QEMU's accounting and trace of
+#    flushes, discards, write zeroes, injected errors, queues, doorbells)
+#    for virtio_blk, then vblk;
+# 6. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
+#    vblk (LIFE= leaves it out with a skip line).
 # --suites LIST runs only the suites named in LIST (commas): virtio_blk
-# (1), vblk (2), vblk-only (3), parity (4), life (5: both drivers); the
-# default is all of them. A named suite that cannot run here (no vblk.ko,
+# (1), vblk (2), vblk-only (3), parity (4), witness (5: both drivers),
+# life (6: both drivers); the default is all of them. A named suite that cannot run here (no vblk.ko,
 # no disks of group "life") is a failure, not a silent skip.
+# No vblk.ko, a suite script that is missing or not executable, or no
+# lifecycle disks: each is a failure ("FAIL - suite NAME: why"), never a
+# silent omission.
+# --quick goes to every suite, --group G to suite.sh (which disks it tests).
 # Each suite's output is also in $VBLK_OUT/suite-<name>.log. Ends with the
 # combined "N passed, N failed, N skipped"; a suite that ends without its
 # summary line counts as one more failure. Exit status 1 if anything failed.
@@ -24,8 +30,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 OUT=${VBLK_OUT:-/tmp}
-quick=() group=() suites=virtio_blk,vblk,vblk-only,parity,life all=1
-SUITES="virtio_blk vblk vblk-only parity life"
+quick=() group=() suites=virtio_blk,vblk,vblk-only,parity,witness,life all=1
+SUITES="virtio_blk vblk vblk-only parity witness life"
 
 # Whether suite $1 is to run.
 want() { [[ ,$suites, == *",$1,"* ]]; }
@@ -38,6 +44,16 @@ run_suite() {
 	grep -qE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" ||
 		echo "FAIL - suite $name: ended without a summary (exit $rc)" | tee -a "$log"
 	return 0
+}
+
+# missing NAME WHY: a suite that could not run is a failure, in its own log.
+missing() { echo "FAIL - suite $1: $2" | tee "$OUT/suite-$1.log"; }
+
+# have NAME SCRIPT: the suite's script is there and executable, or a failure.
+have() {
+	[ -x "$here/$2" ] && return 0
+	missing "$1" "no executable $here/$2"
+	return 1
 }
 
 # The "N passed, N failed, N skipped" lines of all suites, summed; each
@@ -90,12 +106,8 @@ main() {
 		run_suite virtio_blk env DRIVER=virtio_blk "$here/suite.sh" "${quick[@]}" "${group[@]}"
 	fi
 	if ! vblk_ko >/dev/null; then
-		echo "# no build/$(uname -r)/vblk.ko: DRIVER=vblk not run"
-		# Asked for by name, a suite that needs vblk fails here.
-		for s in vblk vblk-only parity life; do
-			[ $all = 1 ] || ! want $s ||
-				echo "FAIL - suite $s: no build/$(uname -r)/vblk.ko" | tee -a "$OUT/suite-$s.log"
-		done
+		# Only the reference ran: that is no pass of vblk.
+		missing vblk "no build/$(uname -r)/vblk.ko: vblk was not tested at all"
 	else
 		# This run moves disks between the two drivers while vblk holds
 		# some (cross-driver case): virtio_blk picks names from its own
@@ -106,19 +118,30 @@ main() {
 				VBLK_MODPARAMS="${VBLK_MODPARAMS-disk_prefix=vblk}" \
 				"$here/suite.sh" "${quick[@]}" "${group[@]}"
 		fi
-		if want vblk-only && [ -x "$here/vblk-suite.sh" ]; then
+		if want vblk-only && have vblk-only vblk-suite.sh; then
 			run_suite vblk-only "$here/vblk-suite.sh" "${quick[@]}"
 		fi
 		# What a user sees under each driver, side by side.
-		if want parity && [ -x "$here/parity.sh" ]; then
+		if want parity && have parity parity.sh; then
 			run_suite parity "$here/parity.sh"
 		fi
-		# Lifecycle faults: the reference first, then vblk.
-		if want life && [ -n "${LIFE:-1}" ] && find_disk vlife; then
+		# What QEMU saw of each driver's flushes, discards, write
+		# zeroes, errors, queues and doorbells.
+		if want witness && have witness witness.sh; then
+			run_suite witness-virtio_blk env DRIVER=virtio_blk "$here/witness.sh"
+			run_suite witness-vblk env DRIVER=vblk "$here/witness.sh"
+		fi
+		# Lifecycle faults: the reference first, then vblk. LIFE= (empty)
+		# leaves them out, and says so; without its disks they fail.
+		if ! want life; then
+			:
+		elif [ -z "${LIFE-1}" ]; then
+			printf 'skip - suite life: LIFE= given\n0 passed, 0 failed, 1 skipped\n' | tee "$OUT/suite-life.log"
+		elif ! find_disk vlife; then
+			missing life "no disk vlife (group life): the lifecycle suite did not run"
+		elif have life lifecycle.sh; then
 			run_suite life-virtio_blk env DRIVER=virtio_blk "$here/lifecycle.sh" "${quick[@]}"
 			run_suite life-vblk env DRIVER=vblk "$here/lifecycle.sh" "${quick[@]}"
-		elif want life && [ $all = 0 ]; then
-			echo "FAIL - suite life: no disk vlife (group life) in this guest" | tee -a "$OUT/suite-life.log"
 		fi
 	fi
 	lockdep_check

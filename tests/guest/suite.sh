@@ -67,12 +67,24 @@ map_disks() {
 	done
 }
 
-# run_disk_case NAME SERIAL FUNC: skip when the disk could not be attached.
+# run_disk_case NAME SERIAL FUNC: skip when the disk could not be attached;
+# fail without running when the disk is not on DRIVER now (an earlier case
+# that moved it between drivers and failed half-way): its results would be
+# the other driver's, reported under this one's name.
 run_disk_case() {
 	local name=$1 s=$2
 	shift 2
 	if [ -n "${BROKEN[$s]:-}" ]; then
 		report skip "$name $s" "disk $s is not attached to $DRIVER"
+		return 0
+	fi
+	if ! find_disk "$s"; then
+		report FAIL "$name $s" "no disk with serial $s before the case (left unbound by an earlier case?)"
+		return 0
+	fi
+	driver_of_disk "$DISK"
+	if [ "$DRV" != "$DRIVER" ]; then
+		report FAIL "$name $s" "$s is /dev/$DISK under $DRV before the case, not $DRIVER"
 		return 0
 	fi
 	run_case "$name $s" "$@" "$s"
