@@ -55,9 +55,10 @@ case_reference() {
 
 case_vblk_size_max() {
 	local ko over
-	ko=$(vblk_ko) || fail "no vblk.ko"
-	[ -n "$(modinfo -F fault_inject "$ko" 2>/dev/null)" ] ||
-		skip "no fault hook in $ko (fault_size_max, seg_over): built without CONFIG_VBLK_FAULT_INJECT"
+	# The witness (fault_size_max, seg_over) is the fault-hook build's.
+	ko=$(vblk_hook_ko) || fail "no build/$(uname -r)-hook/vblk.ko (scripts/kbuild --fault-inject --out build/<kver>-hook KERNEL)"
+	has_fault_hook "$ko" || fail "$ko was built without CONFIG_VBLK_FAULT_INJECT"
+	step "this case loads the fault-hook build $ko"
 	grep -q '^vblk ' /proc/modules || insmod "$ko" disk_prefix=vblk fault_size_max=$SIZE_MAX
 	PCI=$(cat /tmp/iommu-pci)
 	"$BIND" none "$PCI" >/dev/null
