@@ -671,7 +671,7 @@ case_probe_bad_idx() {
 # dead: no I/O error, no device reset, verify passes. The same for the
 # in-tree driver (no timeout handler: it just waits).
 case_backend_stall() {
-	local s=vlife t0 stall=${STALL_S:-20} r0 rec0=0 ms
+	local s=vlife t0 stall=${STALL_S:-20} r0 rec0=0 ms maxms
 	attach "$s"
 	# virtio_blk has no timeout handler: its io_timeout is read-only.
 	[ "$DRIVER" != vblk ] || echo 2000 >"/sys/block/$DISK/queue/io_timeout"
@@ -686,8 +686,17 @@ case_backend_stall() {
 	throttle "$s" 0 0
 	ms=$(ms_since "$t0")
 	wait_fio 90
-	echo "# recovery: backend stalled ${ms} ms under fio verify: fio exit $FIO_RC, resets $(($(resets_logged) - r0)); $(grep -m1 -o 'clat.*max=[^,]*' /tmp/life-fio || true)"
+	# The longest completion (fio's clat max, in its unit): the stall must
+	# have held I/O for most of its length, or it tested nothing.
+	maxms=$(grep -m1 -o 'clat ([um]sec):.*max=[0-9.]*[kKmM]*' /tmp/life-fio | awk '{
+		u = ($2 ~ /usec/) ? 0.001 : 1
+		v = $NF; sub(/.*max=/, "", v)
+		m = 1; if (v ~ /[kK]$/) m = 1000; if (v ~ /[mM]$/) m = 1000000
+		sub(/[kKmM]$/, "", v); printf "%d", v * m * u }')
+	echo "# recovery: backend stalled ${ms} ms under fio verify: fio exit $FIO_RC, resets $(($(resets_logged) - r0)), longest completion ${maxms:-?} ms"
 	[ "$FIO_RC" = 0 ] || fail "fio across a ${stall} s backend stall exited $FIO_RC: I/O failed"
+	[ "${maxms:-0}" -ge $((stall * 1000 / 2)) ] ||
+		fail "the longest completion took ${maxms:-?} ms: the ${stall} s stall did not hold the I/O"
 	[ "$(resets_logged)" = "$r0" ] || fail "a stalled backend got the device reset"
 	if [ "$DRIVER" = vblk ]; then
 		[ "$(vcfg "$DISK" recoveries)" = "$rec0" ] || fail "recoveries $rec0 -> $(vcfg "$DISK" recoveries)"
