@@ -681,7 +681,7 @@ case_backend_stall() {
 	sleep 4
 	now_us
 	t0=$NOW_US
-	throttle "$s" 1 1
+	throttle "$s" ${STALL_BPS:-1} ${STALL_IOPS:-1}
 	sleep "$stall"
 	throttle "$s" 0 0
 	ms=$(ms_since "$t0")
@@ -695,8 +695,15 @@ case_backend_stall() {
 		sub(/[kKmM]$/, "", v); printf "%d", v * m * u }')
 	echo "# recovery: backend stalled ${ms} ms under fio verify: fio exit $FIO_RC, resets $(($(resets_logged) - r0)), longest completion ${maxms:-?} ms"
 	[ "$FIO_RC" = 0 ] || fail "fio across a ${stall} s backend stall exited $FIO_RC: I/O failed"
-	[ "${maxms:-0}" -ge $((stall * 1000 / 2)) ] ||
+	if [ "${maxms:-0}" -lt $((stall * 1000 / 2)) ]; then
+		# Seen with the in-tree driver on every run so far (longest 1.8 s
+		# at bps=1 iops=1, 5.1 s at iops=1 alone, against vblk's 21 s):
+		# QEMU's throttle lets its requests through. Its clean result then
+		# shows nothing about a stall.
+		[ "$DRIVER" = vblk ] ||
+			skip "reference: the throttle did not hold virtio_blk's I/O (longest completion ${maxms:-?} ms of a ${stall} s stall); fio exit $FIO_RC, no error"
 		fail "the longest completion took ${maxms:-?} ms: the ${stall} s stall did not hold the I/O"
+	fi
 	[ "$(resets_logged)" = "$r0" ] || fail "a stalled backend got the device reset"
 	if [ "$DRIVER" = vblk ]; then
 		[ "$(vcfg "$DISK" recoveries)" = "$rec0" ] || fail "recoveries $rec0 -> $(vcfg "$DISK" recoveries)"
