@@ -126,7 +126,7 @@ vcfg() { sed -n "s/^$2 //p" "/sys/block/$1/vblk/config"; }
 # descriptor of a disk that went away; prints NAME=ok or NAME=<error>.
 held_fd_probe() {
 	timeout 30 python3 - "$1" <<-'EOF'
-		import fcntl, os, sys
+		import fcntl, hashlib, os, sys
 		fd = int(sys.argv[1])
 		res = []
 		for name, req, size in (("HDIO_GETGEO", 0x0301, 16), ("BLKGETSIZE64", 0x80081272, 8)):
@@ -136,8 +136,8 @@ held_fd_probe() {
 		    except OSError as e:
 		        res.append("%s=%s" % (name, os.strerror(e.errno)))
 		try:
-		    os.pread(fd, 4096, 0)
-		    res.append("read=ok")
+		    b = os.pread(fd, 4096, 0)
+		    res.append("read=ok:%d:%s" % (len(b), hashlib.sha256(b).hexdigest()[:16]))
 		except OSError as e:
 		    res.append("read=" + os.strerror(e.errno))
 		print(" ".join(res))
@@ -278,23 +278,36 @@ case_setup() {
 # may come from the page cache) and do not touch freed memory (slub_debug,
 # KFENCE and init_on_free would show it in the kernel log); close works.
 held_across() {
-	local s=$1 what=$2 out fd
+	local s=$1 what=$2 out fd before
 	shift 2
 	await_disk "$s" 30 || fail "no disk $s"
 	exec {fd}<"/dev/$DISK"
+	before=$(held_fd_probe "$fd") || fail "ioctls on the held fd did not return before the $what (exit $?)"
+	step "held fd before $what: $before"
 	"$@"
 	out=$(held_fd_probe "$fd") || fail "ioctls on the held fd did not return (exit $?)"
 	exec {fd}<&-
 	step "held fd after $what: $out"
 	[[ $out == *"HDIO_GETGEO=No such device or address"* ]] ||
 		fail "HDIO_GETGEO after $what: $out (want ENXIO)"
+	# BLKGETSIZE64 answers; the read gives the bytes it gave before (page
+	# cache), nothing (end of a disk whose capacity is now 0: virtio_blk),
+	# or fails as a gone disk does; never other bytes.
+	[[ $out =~ BLKGETSIZE64=(ok|No\ such\ device\ or\ address|No\ such\ device)( |$) ]] ||
+		fail "BLKGETSIZE64 after $what: $out"
+	local r0=${before##*read=} r1=${out##*read=}
+	[[ $r0 == ok:* ]] || fail "the held fd could not read before the $what: $before"
+	case $r1 in
+	"$r0" | ok:0:* | "Input/output error" | "No such device or address" | "No such device") ;;
+	*) fail "read through the held fd after $what: '$r1', before: '$r0' (want the same bytes, none, or EIO/ENXIO/ENODEV)" ;;
+	esac
 }
 
 # gone_under_fio SERIAL WHAT REMOVE...: REMOVE takes the disk away while
 # fio runs at QD64 x 4 jobs; it and fio both end promptly (in-flight I/O
 # completes, with errors after the disk went).
 gone_under_fio() {
-	local s=$1 what=$2 t0
+	local s=$1 what=$2 t0 errs bad
 	shift 2
 	await_disk "$s" 30 || fail "no disk $s"
 	start_fio "$DISK" 20
@@ -311,6 +324,17 @@ gone_under_fio() {
 	"$@"
 	echo "# recovery: $what under fio: done after $(ms_since "$t0") ms"
 	wait_fio 60
+	# fio ends by itself (its status: how many of its 4 jobs met an
+	# error; above that a signal), and only with a gone disk's errors
+	# (EIO, ENXIO, ENODEV, ENOENT/EEXIST for the vanished node, ENOSPC past
+	# a capacity now 0; both drivers give these): no data error, no crash.
+	[ "$FIO_RC" -le 4 ] || fail "fio exited $FIO_RC after the $what"
+	errs=$(grep -oE 'error=[A-Za-z /]+' /tmp/life-fio | sort | uniq -c | paste -sd' ' || true)
+	step "fio errors after the $what: ${errs:-none}"
+	bad=$(grep -oE 'error=[A-Za-z /]+' /tmp/life-fio | grep -vE 'error=(Input/output error|No such device or address|No such device|No such file or directory|File exists|No space left on device)$' | head -3 || true)
+	[ -z "$bad" ] || fail "fio failed with other errors than a gone disk's after the $what: $bad"
+	grep -qiE 'verify|bad magic|crc' /tmp/life-fio && fail "fio reported a verify problem after the $what: $(grep -m2 -iE 'verify|bad magic|crc' /tmp/life-fio)"
+	return 0
 }
 
 # Unbind serial $1, bounded.
