@@ -13,10 +13,11 @@
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
 #   make unit             host unit tests and fuzz smoke of the ring, and the
 #                         bench's host-side python (tests/bench/test_*.py)
-#   make check            setup + unit + lint + build + guest suite on every lab kernel,
-#                         then the debug stage (scripts/debug-kernel: KASAN, lockdep)
-#   make check KERNELS=6.12   the same on a subset, without the debug stage
-#                         (quick iteration; KERNELS="6.12 debug" adds it)
+#   make check            setup + unit + lint + build + guest suite on every lab kernel
+#   make check KERNELS=6.12   the same on a subset (quick iteration);
+#                         KERNELS="6.12 debug" adds the debug stage
+#   make check-debug      setup, unit and the debug stage alone (debug kernel:
+#                         KASAN, lockdep; scripts/debug-kernel)
 #   make debug-kernel     build the lab's debug kernel (cached)
 #   make bench / demo     the benchmark (full / quick) on 6.12
 #   make bench KERNELS=6.1,6.12,7.3 [BENCH_MODE=headline]   one boot per kernel,
@@ -36,7 +37,7 @@ endif
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_DIR
 
-.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest debug-kernel
+.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest debug-kernel check-debug
 
 ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
@@ -72,16 +73,16 @@ setup:
 debug-kernel:
 	$(TOP)/scripts/debug-kernel
 
-# make check also runs the debug stage (scripts/check: the debug kernel,
-# vblk's quick and lifecycle cases under KASAN and lockdep) unless KERNELS
-# is given on the command line; KERNELS="6.12 debug" asks for it.
-CHECK_KERNELS := $(KERNELS)
-ifneq ($(origin KERNELS),command line)
-CHECK_KERNELS += debug
-endif
-
+# The debug stage (scripts/check: the debug kernel, vblk's quick and
+# lifecycle cases under KASAN and lockdep) runs when KERNELS names "debug":
+# make check KERNELS="6.1 6.12 7.3 debug", or make check-debug for it alone.
+# Not in the default list yet: measured beside other guests it would take
+# make check past CI's budget (README, "The debug kernel").
 check:
-	$(TOP)/scripts/check $(CHECK_KERNELS)
+	$(TOP)/scripts/check $(KERNELS)
+
+check-debug:
+	$(TOP)/scripts/check debug
 
 guest:
 	$(TOP)/scripts/guest-suite $(KERNELS)
