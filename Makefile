@@ -65,6 +65,7 @@ lint:
 
 unit:
 	$(MAKE) -C $(TOP)/tests/unit run
+	$(TOP)/tests/guest/selfcheck
 	set -e; for t in $(TOP)/tests/bench/test_*.py; do python3 "$$t"; done
 
 setup:

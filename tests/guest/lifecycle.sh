@@ -581,7 +581,7 @@ case_resize_under_io() {
 # the application as an error: the reads that failed equal the windows the
 # hook opened ("raced"), RACE_RUNS times.
 case_status_race() {
-	local s=vlife i n=${RACE_RUNS:-10} r0 r1 rc errs=0 oks=0
+	local s=vlife i n=${RACE_RUNS:-5} r0 r1 rc errs=0 oks=0
 	vblk_only "status race: the fault hook is vblk's (vblk/lose race)"
 	need_fault_hook
 	attach "$s"
@@ -610,7 +610,7 @@ case_status_race() {
 # hold it while a forced recovery runs. Every failed read must reach fio
 # as an error: fio's failures equal the windows the hook opened.
 case_status_race_poll() {
-	local s=vlife i n=${RACE_RUNS:-10} r0 r1 rc errs=0 oks=0 polls
+	local s=vlife i n=${RACE_RUNS:-5} r0 r1 rc errs=0 oks=0 polls
 	vblk_only "status race on a poll queue: the fault hook is vblk's (vblk/lose race)"
 	need_fault_hook
 	# vlife has two queues: one interrupt-driven, one polled.
@@ -767,6 +767,84 @@ case_backend_stall_long() {
 	[ "$ms" -ge 4000 ] || fail "the write ended after $ms ms, before dev_loss_tmo: the stall did not hold it"
 	[ "$(vcfg "$DISK" recoveries)" -gt "$rec0" ] || fail "no reset at dev_loss_tmo"
 	[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after the backend came back"
+	verify_ok "$s"
+}
+
+# AER errors reported on vhot (aer=on, behind a root port) while fio runs
+# with verify: a correctable one and a non-fatal one (the link works: vblk
+# neither pauses nor resets). Nothing is lost. A fatal one freezes the
+# channel and needs a link reset, which QEMU's root port does not finish
+# here ("Data Link Layer Link Active not set", "subordinate device reset
+# failed"): the recovery then fails whatever the driver, which is
+# case_aer_disconnect's subject.
+case_aer() {
+	local s=vhot a kind uncor cor t0 n0
+	n0=$(($(dmesg | wc -l) + 1))
+	ensure_plugged "$s"
+	a=${PCI_OF[$s]}
+	[ -e "/sys/bus/pci/devices/$a/aer_dev_fatal" ] || fail "vhot has no AER capability (aer=on)"
+	await_disk "$s" 30 || fail "no disk $s"
+	start_fio "$DISK" 20 verify
+	sleep 2
+	for kind in correctable nonfatal; do
+		case $kind in
+		correctable) uncor=0 cor=0x1 ;;
+		nonfatal) uncor=0x4000 cor=0 ;;
+		esac
+		now_us
+		t0=$NOW_US
+		aer_inject "$a" "$uncor" "$cor" || fail "aer_inject $kind refused"
+		sleep 3
+		echo "# recovery: AER $kind: $(dmesg | grep "$a" | grep -c 'AER') AER lines for $a so far, $(ms_since "$t0") ms"
+	done
+	wait_fio 60
+	dmesg | grep "$a" | grep -E 'AER|recover' | tail -8 || true
+	[ "$FIO_RC" = 0 ] || fail "fio across AER errors exited $FIO_RC: I/O was lost"
+	dmesg | tail -n +"$n0" | grep -c "AER: .*error message received from $a" |
+		grep -qx 2 || fail "the kernel did not report both injected errors"
+	if [ "$DRIVER" = vblk ]; then
+		! dmesg | tail -n +"$n0" | grep -q "can't recover\|AER: device recovery failed" ||
+			fail "the kernel says an AER recovery failed"
+		[ "$(vcfg "$DISK" state)" = live ] || fail "state $(vcfg "$DISK" state) after AER errors"
+		! dmesg | tail -n +"$n0" | grep -q "$DISK: restarted after PCI error" ||
+			fail "a correctable or non-fatal error paused the device"
+	fi
+	verify_ok "$s"
+}
+
+# Defect 3 of issue 22: a fatal AER error whose recovery ends in DISCONNECT
+# (the hook refuses the slot reset; in this lab the link reset already
+# fails, see case_aer) leaves the device bound and paused,
+# with fio's I/O parked; an unbind must still finish and fio must end.
+# The function is then removed and found again (its config space was
+# reset by the link reset), and works under the driver.
+case_aer_disconnect() {
+	local s=vhot a rc=0 t0
+	vblk_only "AER recovery ending in DISCONNECT: the slot reset refusal is vblk's fault hook"
+	need_fault_hook
+	ensure_plugged "$s"
+	a=${PCI_OF[$s]}
+	await_disk "$s" 30 || fail "no disk $s"
+	echo "slot_reset_fail 1" >"/sys/block/$DISK/vblk/lose"
+	start_fio "$DISK" 20
+	sleep 2
+	aer_inject "$a" 0x10 0 || fail "aer_inject refused"
+	sleep 3
+	echo "# recovery: AER fatal, recovery refused: state $(vcfg "$DISK" state)"
+	dmesg | grep "$a" | grep -E 'AER|recover' | tail -4 || true
+	[ "$(vcfg "$DISK" state)" = paused ] || fail "state $(vcfg "$DISK" state) after a failed AER recovery (want paused)"
+	now_us
+	t0=$NOW_US
+	timeout 60 "$BIND" none "$a" >/dev/null || rc=$?
+	echo "# recovery: unbind while paused: exit $rc after $(ms_since "$t0") ms"
+	[ "$rc" = 0 ] || fail "unbind of a paused device failed or hung (exit $rc)"
+	wait_fio 60
+	[ "$FIO_RC" != 0 ] || fail "fio reported no errors although its disk went away paused"
+	echo 1 >"/sys/bus/pci/devices/$a/remove"
+	echo 1 >/sys/bus/pci/rescan
+	udevadm settle --timeout=30 2>/dev/null || true
+	[ -e "/sys/bus/pci/devices/$a" ] || fail "$a not found again after a rescan"
+	attach "$s"
 	verify_ok "$s"
 }
 
