@@ -249,6 +249,20 @@ aer_inject() {
 }
 
 
+# unbind_in_trouble ADDR WHAT: unbind ADDR while fio runs on a device in
+# trouble (WHAT says which): the unbind must return within 90 s, and fio
+# must end with errors.
+unbind_in_trouble() {
+	local rc=0 t0
+	now_us
+	t0=$NOW_US
+	timeout 90 "$BIND" none "$1" >/dev/null || rc=$?
+	echo "# recovery: unbind $2: exit $rc after $(ms_since "$t0") ms"
+	[ "$rc" = 0 ] || fail "unbind $2 failed or hung (exit $rc)"
+	wait_fio 60
+	[ "$FIO_RC" != 0 ] || fail "fio reported no errors although its disk went away ($2)"
+}
+
 vblk_only() {
 	[ "$DRIVER" = vblk ] && return 0
 	echo "# reference: $1"
@@ -649,7 +663,7 @@ case_status_race_poll() {
 # started: no timeout sees them); the device goes silent and the disk is
 # unbound before the device was failed. The unbind must finish.
 case_full_ring_unbind() {
-	local s=vlq16 rc=0 t0
+	local s=vlq16
 	vblk_only "unbind of a silent device with a full direct ring: the fault switch is vblk's"
 	need_fault_hook
 	echo 0 >"$PARAMS/ring_size"
@@ -662,13 +676,7 @@ case_full_ring_unbind() {
 	start_fio_running "$DISK" 30
 	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
 	sleep 1
-	now_us
-	t0=$NOW_US
-	timeout 90 "$BIND" none "${PCI_OF[$s]}" >/dev/null || rc=$?
-	echo "# recovery: unbind of a silent device with a full ring: exit $rc after $(ms_since "$t0") ms"
-	[ "$rc" = 0 ] || fail "unbind of the silent disk failed or hung (exit $rc)"
-	wait_fio 60
-	[ "$FIO_RC" != 0 ] || fail "fio on a silent, unbound device reported no errors"
+	unbind_in_trouble "${PCI_OF[$s]}" "of a silent device with a full ring"
 	attach "$s"
 	verify_ok "$s"
 }
@@ -819,7 +827,7 @@ case_aer() {
 # The function is then removed and found again (its config space was
 # reset by the link reset), and works under the driver.
 case_aer_disconnect() {
-	local s=vhot a rc=0 t0
+	local s=vhot a
 	vblk_only "AER recovery ending in DISCONNECT: the slot reset refusal is vblk's fault hook"
 	need_fault_hook
 	ensure_plugged "$s"
@@ -833,13 +841,7 @@ case_aer_disconnect() {
 	echo "# recovery: AER fatal, recovery refused: state $(vcfg "$DISK" state)"
 	dmesg | grep "$a" | grep -E 'AER|recover' | tail -4 || true
 	[ "$(vcfg "$DISK" state)" = paused ] || fail "state $(vcfg "$DISK" state) after a failed AER recovery (want paused)"
-	now_us
-	t0=$NOW_US
-	timeout 60 "$BIND" none "$a" >/dev/null || rc=$?
-	echo "# recovery: unbind while paused: exit $rc after $(ms_since "$t0") ms"
-	[ "$rc" = 0 ] || fail "unbind of a paused device failed or hung (exit $rc)"
-	wait_fio 60
-	[ "$FIO_RC" != 0 ] || fail "fio reported no errors although its disk went away paused"
+	unbind_in_trouble "$a" "while paused"
 	echo 1 >"/sys/bus/pci/devices/$a/remove"
 	echo 1 >/sys/bus/pci/rescan
 	udevadm settle --timeout=30 2>/dev/null || true
