@@ -790,7 +790,12 @@ case_aer() {
 	n0=$(($(dmesg | wc -l) + 1))
 	ensure_plugged "$s"
 	a=${PCI_OF[$s]}
-	[ -e "/sys/bus/pci/devices/$a/aer_dev_fatal" ] || fail "vhot has no AER capability (aer=on)"
+	if [ ! -e "/sys/bus/pci/devices/$a/aer_dev_fatal" ]; then
+		# The debug kernel's small config has no PCIe AER at all.
+		modinfo aer_inject >/dev/null 2>&1 ||
+			skip "$(uname -r) has no PCIe AER (no aer_dev_fatal, no aer_inject module)"
+		fail "vhot has no AER capability (aer=on)"
+	fi
 	await_disk "$s" 30 || fail "no disk $s"
 	start_fio "$DISK" 20 verify
 	sleep 2
