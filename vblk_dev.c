@@ -115,24 +115,31 @@ static const char *vblk_name(struct vblk_dev *vb)
 }
 
 /*
+ * Reset the device; one that does not finish its reset loses bus mastering
+ * (it can then no longer reach memory) and its DMA memory is marked leaked.
+ */
+static void vblk_reset_or_fence(struct vblk_dev *vb)
+{
+	if (vblk_pci_reset(&vb->pci) != -ETIMEDOUT)
+		return;
+	pci_clear_master(vb->pci.pdev);
+	vb->dma_leaked = true;
+	dev_err(vblk_dev_of(vb), "device did not reset: bus mastering off, its DMA memory will not be freed\n");
+}
+
+/*
  * Stop the device: after this it no longer reads or writes the rings, no
- * handler runs, and no harvester holds or will take a used element. A
- * device that will not finish its reset loses bus mastering (it can then
- * no longer reach memory) and its DMA memory is marked leaked. A frozen
- * channel (PCI error) is not reset here: the device cannot be reached,
- * nor reach memory, and the slot reset resets it.
+ * handler runs, and no harvester holds or will take a used element (see
+ * vblk_reset_or_fence for a device that does not finish its reset). A
+ * frozen channel (PCI error) is not reset here: the device cannot be
+ * reached, nor reach memory, and the slot reset resets it.
  */
 static void vblk_stop_hw(struct vblk_dev *vb)
 {
-	struct pci_dev *pdev = vb->pci.pdev;
 	unsigned int i;
 
-	if (!pci_channel_offline(pdev) &&
-	    vblk_pci_reset(&vb->pci) == -ETIMEDOUT) {
-		pci_clear_master(pdev);
-		vb->dma_leaked = true;
-		dev_err(&pdev->dev, "device did not reset: bus mastering off, its DMA memory will not be freed\n");
-	}
+	if (!pci_channel_offline(vb->pci.pdev))
+		vblk_reset_or_fence(vb);
 	vblk_irqs_sync(vb);
 	for (i = 0; i < vb->nr_queues; i++)
 		vblk_queue_offline(&vb->queues[i]);
@@ -352,7 +359,7 @@ static void vblk_device_failed(struct vblk_dev *vb, const char *why)
 
 /*
  * vb->events->unanswered: the request timeout found a request on queue q
- * still unanswered after waited_ms, with nothing on the ring for it. Slow
+ * still unanswered after waited_s seconds, with nothing on the ring for it. Slow
  * is not dead:
  * - a device that looks broken (NEEDS_RESET, config all ones, PCI channel
  *   offline, bus mastering off) is reset at once;
@@ -368,7 +375,7 @@ static void vblk_device_failed(struct vblk_dev *vb, const char *why)
  */
 static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
 					     struct vblk_queue *q,
-					     unsigned int waited_ms)
+					     unsigned int waited_s)
 {
 	unsigned int tmo = READ_ONCE(vblk_dev_loss_tmo);
 	u64 stops = READ_ONCE(vb->stops);
@@ -388,7 +395,7 @@ static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
 		break;
 	case VBLK_LIVE:
 		why = vblk_pci_insane(&vb->pci);
-		if (!why && tmo && waited_ms / 1000 >= tmo)
+		if (!why && tmo && waited_s >= tmo)
 			why = "no answer within dev_loss_tmo";
 		if (why) {
 			vblk_recover_locked(vb, why);
@@ -397,7 +404,7 @@ static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
 		}
 		vblk_queue_rekick(q);
 		dev_warn_ratelimited(vblk_dev_of(vb), "%s: queue %u: no answer for %u s from a device that looks sane: doorbell rung again, waiting%s\n",
-				     vblk_name(vb), q->index, waited_ms / 1000,
+				     vblk_name(vb), q->index, waited_s,
 				     tmo ? " (gives up at dev_loss_tmo)" : "");
 		break;
 	default:
@@ -507,19 +514,6 @@ static void vblk_dev_init_lifecycle(struct vblk_dev *vb)
 
 /* ---- probe and remove --------------------------------------------------- */
 
-/*
- * Probe unwinding: stop a device that may be running. One that does not
- * finish its reset keeps its DMA memory (see vblk_stop_hw).
- */
-static void vblk_probe_quiet(struct vblk_dev *vb)
-{
-	if (vblk_pci_reset(&vb->pci) == -ETIMEDOUT) {
-		pci_clear_master(vb->pci.pdev);
-		vb->dma_leaked = true;
-		dev_err(vblk_dev_of(vb), "device did not reset: bus mastering off, its DMA memory will not be freed\n");
-	}
-}
-
 /* The disk exists and the device is running: PROBING -> LIVE. */
 static void vblk_probe_done(struct vblk_dev *vb)
 {
@@ -589,7 +583,7 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_irqs:
 	/* Device quiet and handlers gone before the works they schedule. */
-	vblk_probe_quiet(vb);
+	vblk_reset_or_fence(vb);
 	vblk_irqs_free(vb);
 	cancel_work_sync(&vb->config_work);
 	cancel_work_sync(&vb->reset_work);
@@ -597,7 +591,7 @@ err_irqs:
 		vblk_destroy_disk(vb);
 	goto err_free_queues;
 err_queues:
-	vblk_probe_quiet(vb);
+	vblk_reset_or_fence(vb);
 err_free_queues:
 	if (vb->dma_leaked)
 		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");

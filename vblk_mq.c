@@ -688,6 +688,19 @@ static int vblk_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 }
 
 /*
+ * Seconds a started request has waited for its answer: its request
+ * timeouts so far times its timeout (the timeout and the reclaim after a
+ * reset both judge by it). In 64 bits: with dev_loss_tmo 0 the count may
+ * reach U16_MAX timeouts of up to 600 s.
+ */
+static unsigned int vblk_rq_waited_s(struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	return div_u64((u64)vr->timeouts * jiffies_to_msecs(rq->timeout), 1000);
+}
+
+/*
  * The device owns the request's buffers until it answers; taking them back
  * needs a device reset. First look at the ring: the answer may be there
  * with its interrupt held back (irq_coalesce) or lost, and the harvest
@@ -701,7 +714,6 @@ static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 	struct vblk_queue *q = rq->mq_hctx->driver_data;
 	struct vblk_dev *vb = q->vb;
-	unsigned int waited_ms;
 	int found;
 
 	found = vblk_queue_rescue(q);
@@ -712,8 +724,7 @@ static enum blk_eh_timer_return vblk_timeout(struct request *rq)
 		return BLK_EH_DONE;
 	if (vr->timeouts < U16_MAX)
 		vr->timeouts++;
-	waited_ms = vr->timeouts * jiffies_to_msecs(rq->timeout);
-	if (vb->events->unanswered(vb, q, waited_ms) == VBLK_RECLAIMED)
+	if (vb->events->unanswered(vb, q, vblk_rq_waited_s(rq)) == VBLK_RECLAIMED)
 		return BLK_EH_DONE;
 	/* A recovery or pause that ran meanwhile may have taken it back. */
 	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
@@ -786,10 +797,9 @@ static void vblk_mark_reclaimed(void *token, void *arg)
 /* It waited for an answer as long as dev_loss_tmo allows (0: no bound). */
 static bool vblk_rq_expired(struct request *rq)
 {
-	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 	unsigned int tmo = READ_ONCE(vblk_dev_loss_tmo);
 
-	return tmo && vr->timeouts * jiffies_to_msecs(rq->timeout) / 1000 >= tmo;
+	return tmo && vblk_rq_waited_s(rq) >= tmo;
 }
 
 static bool vblk_complete_reclaimed(struct request *rq, void *data)

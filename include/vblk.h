@@ -240,7 +240,7 @@ struct vblk_dev;
  * config_changed  the config interrupt fired. Hard-irq context; does
  *                 not sleep; asynchronous.
  * unanswered      the request timeout found a request of queue q with
- *                 no answer on the ring after waited_ms: the lifecycle
+ *                 no answer on the ring after waited_s seconds: the lifecycle
  *                 rings again and waits, or resets the device (the
  *                 request is then requeued or failed: VBLK_RECLAIMED).
  *                 Process context only, no queue lock held: sleeps,
@@ -251,7 +251,7 @@ struct vblk_events {
 	void (*config_changed)(struct vblk_dev *vb);
 	enum vblk_verdict (*unanswered)(struct vblk_dev *vb,
 					struct vblk_queue *q,
-					unsigned int waited_ms);
+					unsigned int waited_s);
 };
 
 struct vblk_queue {
