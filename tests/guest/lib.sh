@@ -72,9 +72,14 @@ load_patterns() {
 # KMSG_N advanced to the end. (One dmesg and one awk.)
 kmsg_scan() {
 	local out
+	# A log whose first line is not from time 0 has wrapped: line numbers no
+	# longer mark "since", and problems may have been lost (vm-run boots with
+	# log_buf_len=16M so that a suite never wraps it).
 	out=$(dmesg 2>/dev/null | awk -v from="$KMSG_N" -v pat="$KMSG_PAT" '
+		NR == 1 && $0 !~ /^\[ *0\.000000\]/ { wrapped = 1 }
 		NR > from && $0 ~ pat && $0 !~ /Command line:/ { print }
-		END { print "#lines " NR }')
+		END { if (wrapped) print "kernel log wrapped: its first lines are lost (boot with a larger log_buf_len)"
+		      print "#lines " NR }')
 	KMSG_PROBS=${out%#lines *}
 	KMSG_PROBS=${KMSG_PROBS%$'\n'}
 	KMSG_N=${out##*#lines }
