@@ -553,16 +553,24 @@ case_cycles() {
 # (scripts/dkms-test checks that DKMS builds this very module, byte for
 # byte, for 6.12 and 7.3.) Runs after the unload: vblk holds nothing.
 case_modprobe() {
-	local kver ko dir d a=${PCI_OF[vmq1]}
+	local kver ko root dir d a=${PCI_OF[vmq1]} f
 	kver=$(uname -r)
 	ko=$(vblk_ko) || fail "no vblk.ko"
-	dir=/lib/modules/$kver/updates/vblk-test
+	# A module tree of its own (modprobe -d): depmod -a over the whole 9p
+	# root took 6 minutes on 7.3 under TCG; vblk depends on no module.
+	root=/tmp/vblk-modroot
+	dir=$root/lib/modules/$kver/updates
+	rm -rf "$root"
 	mkdir -p "$dir"
 	cp "$ko" "$dir/vblk.ko"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ ! -f "/lib/modules/$kver/$f" ] || cp "/lib/modules/$kver/$f" "$root/lib/modules/$kver/"
+	done
 	echo "options vblk disk_prefix=vbm io_timeout=17" >/etc/modprobe.d/vblk-test.conf
-	depmod -a "$kver"
-	[ "$(modinfo -n vblk)" = "$dir/vblk.ko" ] || fail "modinfo finds $(modinfo -n vblk 2>&1), not $dir/vblk.ko"
-	modprobe vblk || fail "modprobe vblk failed"
+	depmod -b "$root" "$kver"
+	[ "$(modinfo -b "$root" -n vblk)" = "$dir/vblk.ko" ] ||
+		fail "modinfo finds $(modinfo -b "$root" -n vblk 2>&1), not $dir/vblk.ko"
+	modprobe -d "$root" vblk || fail "modprobe vblk failed"
 	[ "$(cat $PARAMS/io_timeout)" = 17 ] || fail "io_timeout $(cat $PARAMS/io_timeout): /etc/modprobe.d not applied"
 	[ "$(cat $PARAMS/disk_prefix)" = vbm ] || fail "disk_prefix $(cat $PARAMS/disk_prefix)"
 	sleep 1
@@ -577,9 +585,8 @@ case_modprobe() {
 	"$BIND" virtio-pci "$a" >/dev/null
 	wait_disk vmq1 >/dev/null || fail "vmq1 did not return to virtio_blk"
 	udevadm settle --timeout=10 2>/dev/null || true
-	modprobe -r vblk || fail "modprobe -r vblk failed"
-	rm -rf "$dir" /etc/modprobe.d/vblk-test.conf
-	depmod -a "$kver"
+	modprobe -d "$root" -r vblk || fail "modprobe -r vblk failed"
+	rm -rf "$root" /etc/modprobe.d/vblk-test.conf
 }
 
 # stat_total DISK KEY...: a value of the "total" row in vblk-stat's JSON
