@@ -723,8 +723,10 @@ case_backend_stall() {
 	r0=$(resets_logged)
 	[ "$DRIVER" != vblk ] || rec0=$(vcfg "$DISK" recoveries)
 	n0=$(dmesg | grep -c "$DISK: .*no answer for" || true)
-	start_fio "$DISK" $((stall + 12)) verify
-	sleep 4
+	# I/O must be flowing before the stall (on the debug kernel beside
+	# another guest, fio once took longer to start than the stall lasted).
+	start_fio_running "$DISK" $((stall + 12)) verify
+	sleep 2
 	now_us
 	t0=$NOW_US
 	backend_signal "$s" STOP
@@ -906,6 +908,9 @@ case_teardown() {
 # LIFE_ONLY=REGEX (iteration): run only the cases whose name matches; the
 # others are reported as skipped, with that reason.
 life_case() {
+	# (scripts/check's debug stage passes it as VBLK_LIFE_ONLY: vm-run
+	# hands VBLK_* variables to the guest.)
+	: "${LIFE_ONLY:=${VBLK_LIFE_ONLY:-}}"
 	if [ -n "${LIFE_ONLY:-}" ] && ! [[ $1 =~ $LIFE_ONLY ]]; then
 		report skip "$1" "not selected (LIFE_ONLY=$LIFE_ONLY)"
 		return 0
