@@ -302,6 +302,21 @@ move_disk() {
 	await_disk "$serial" || fail "disk $serial did not appear under $drv at $addr"
 }
 
+# fio_verify DEV [DEPTH JOBS SIZE BSRANGE]: random writes of mixed sizes
+# (BSRANGE, default 4k-64k), JOBS jobs of SIZE each on their own regions,
+# then a full read-back check through the device (direct I/O).
+fio_verify() {
+	local dev=$1 depth=${2:-32} jobs=${3:-1} size=${4:-16m} bs=${5:-4k-64k} rc=0 out
+	out=$(fio --name=v --filename="$dev" --ioengine=libaio --direct=1 \
+		--rw=randwrite --bsrange="$bs" --iodepth="$depth" --numjobs="$jobs" \
+		--size="$size" --offset_increment="$size" --verify=crc32c \
+		--verify_fatal=1 --do_verify=1 --group_reporting 2>&1) || rc=$?
+	printf '%s\n' "$out" | tail -15
+	[ "$rc" = 0 ] || fail "fio verify on $dev (iodepth $depth x $jobs) exited $rc"
+	! grep -qiE 'verify failed|bad magic|mismatch' <<<"$out" ||
+		fail "fio verify found bad data on $dev"
+}
+
 # ---- vblk module ------------------------------------------------------------
 
 # The module the suites load: build/<kver>/vblk.ko, the plain build (the

@@ -906,11 +906,11 @@ case_teardown() {
 }
 
 # LIFE_ONLY=REGEX (iteration): run only the cases whose name matches; the
-# others are reported as skipped, with that reason.
+# others are reported as skipped, with that reason. scripts/check's debug
+# stage passes it as VBLK_LIFE_ONLY (vm-run hands VBLK_* variables to the
+# guest).
+LIFE_ONLY=${LIFE_ONLY:-${VBLK_LIFE_ONLY:-}}
 life_case() {
-	# (scripts/check's debug stage passes it as VBLK_LIFE_ONLY: vm-run
-	# hands VBLK_* variables to the guest.)
-	: "${LIFE_ONLY:=${VBLK_LIFE_ONLY:-}}"
 	if [ -n "${LIFE_ONLY:-}" ] && ! [[ $1 =~ $LIFE_ONLY ]]; then
 		report skip "$1" "not selected (LIFE_ONLY=$LIFE_ONLY)"
 		return 0

@@ -124,19 +124,15 @@ case_disk() {
 # KiB with verify (read back through the device: direct I/O) at queue depth
 # 32, one job per queue (two at most); fio must end clean.
 io_under() {
-	local s=$1 drv=$2 jobs rc=0
+	local s=$1 drv=$2 jobs
 	move_disk "${PCI_OF[$s]}" "$drv" "$s" >/dev/null
 	await_disk "$s" 30 || fail "no disk $s under $drv"
 	driver_of_disk "$DISK"
 	[ "$DRV" = "$drv" ] || fail "$s is on $DRV, not $drv"
 	jobs=${MF[$s:queues]:-1}
 	[ "$jobs" -le 2 ] || jobs=2
-	fio --name=io --filename="/dev/$DISK" --ioengine=libaio --direct=1 --rw=randwrite \
-		--bsrange=4k-128k --iodepth=32 --numjobs="$jobs" --size=$((8 / jobs))M \
-		--offset_increment=16M --verify=crc32c --verify_fatal=1 --group_reporting \
-		>"/tmp/parity-io-$s-$drv" 2>&1 || rc=$?
-	grep -E 'err=|IOPS=|verify:' "/tmp/parity-io-$s-$drv" | head -4 | sed "s/^/$drv: /" || true
-	[ "$rc" = 0 ] || fail "fio with verify on $s under $drv exited $rc"
+	echo "$drv:"
+	fio_verify "/dev/$DISK" 32 "$jobs" $((8 / jobs))m 4k-128k
 }
 
 # Both drivers (vblk first, so that the disk ends on virtio_blk), and the

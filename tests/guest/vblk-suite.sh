@@ -55,19 +55,6 @@ rebind_vblk() {
 	echo "$DISK"
 }
 
-# fio verify: random writes of mixed sizes, then a full read-back check.
-fio_verify() {
-	local dev=$1 depth=${2:-32} jobs=${3:-1} size=${4:-16m} rc=0 out
-	out=$(fio --name=v --filename="$dev" --ioengine=libaio --direct=1 \
-		--rw=randwrite --bsrange=4k-64k --iodepth="$depth" --numjobs="$jobs" \
-		--size="$size" --offset_increment="$size" --verify=crc32c \
-		--verify_fatal=1 --do_verify=1 --group_reporting 2>&1) || rc=$?
-	printf '%s\n' "$out" | tail -15
-	[ "$rc" = 0 ] || fail "fio verify on $dev (iodepth $depth x $jobs) exited $rc"
-	! grep -qiE 'verify failed|bad magic|mismatch' <<<"$out" ||
-		fail "fio verify found bad data on $dev"
-}
-
 # Counters must add up after I/O has finished on a vblk disk.
 check_counters() {
 	local d=$1 polled=${2:-0} req comp bells irqs
