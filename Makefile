@@ -11,6 +11,8 @@
 #                         (UDEV_DIR, default /etc/udev/rules.d)
 #   (the plain kbuild command works too: make -C KDIR M=$PWD [modules_install])
 #   make lint             sparse (C=1) and W=1 for every lab kernel, checkpatch if present
+#   make lint-arm64       the same for Debian's arm64 builds of those kernels
+#                         (cross-built; make KVER=6.12-arm64 builds one)
 #   make unit             host unit tests and fuzz smoke of the ring, and the
 #                         bench's host-side python (tests/bench/test_*.py)
 #   make check            setup + unit + lint + build + guest suite on every lab kernel
@@ -28,6 +30,7 @@
 # make -f).
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KERNELS ?= 6.1 6.12 7.3
+ARM64_KERNELS ?= 6.1-arm64 6.12-arm64 7.3-arm64
 KVER ?=
 KDIR ?=
 
@@ -38,7 +41,7 @@ endif
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_DIR
 
-.PHONY: all modules install modules_install install-udev lint unit check setup clean bench demo guest debug-kernel check-debug
+.PHONY: all modules install modules_install install-udev lint lint-arm64 unit check setup clean bench demo guest debug-kernel check-debug
 
 ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
@@ -63,6 +66,9 @@ install-udev:
 
 lint:
 	$(TOP)/scripts/lint $(KERNELS)
+
+lint-arm64:
+	$(TOP)/scripts/lint $(ARM64_KERNELS)
 
 unit:
 	$(MAKE) -C $(TOP)/tests/unit run
