@@ -806,7 +806,7 @@ case_aer() {
 	ensure_plugged "$s"
 	a=${PCI_OF[$s]}
 	if [ ! -e "/sys/bus/pci/devices/$a/aer_dev_fatal" ]; then
-		# The debug kernel's small config has no PCIe AER at all.
+		# A kernel built without PCIe AER has no aer_inject either.
 		modinfo aer_inject >/dev/null 2>&1 ||
 			skip "$(uname -r) has no PCIe AER (no aer_dev_fatal, no aer_inject module)"
 		fail "vhot has no AER capability (aer=on)"
