@@ -239,6 +239,7 @@ int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 static u64 vblk_wanted_features(void)
 {
 	u64 f = BIT_ULL(VIRTIO_F_VERSION_1) | BIT_ULL(VIRTIO_F_ACCESS_PLATFORM) |
+		BIT_ULL(VIRTIO_F_ORDER_PLATFORM) |
 		BIT_ULL(VIRTIO_BLK_F_SIZE_MAX) | BIT_ULL(VIRTIO_BLK_F_SEG_MAX) |
 		BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |
 		BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |
@@ -490,6 +491,10 @@ int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q)
 	spin_lock_irqsave(&q->lock, flags);
 	err = vblk_ring_init(&q->ring, q->ring_mem, q->ring_dma, vb->ring_size,
 			     q->slot, vb->event_idx, vb->indirect);
+	/* A hardware device orders its accesses as the platform's DMA does. */
+	if (!err)
+		vblk_ring_set_platform_order(&q->ring,
+					     vblk_has(vb, VIRTIO_F_ORDER_PLATFORM));
 	if (!err && q->polled)
 		vblk_ring_disable_cb(&q->ring);
 	spin_unlock_irqrestore(&q->lock, flags);

@@ -4,7 +4,7 @@
 # then under vblk's own mmio transport. Runs INSIDE the initramfs guest
 # that scripts/mmio-run boots.
 #
-#   tests/guest/mmio.sh
+#   tests/guest/mmio.sh [--legacy]
 #
 # Disks (by serial): mm-ref stays with virtio_blk, mm-vblk is moved to
 # vblk (driver_override on its platform device, scripts/vblk-bind). Both
@@ -29,6 +29,11 @@
 #               (no hang), the fd closes, the disk comes back
 #   verify      fio reads the whole 64 MiB back and checks every header; a
 #               new verified write elsewhere works; vblk's state is live.
+#
+# --legacy: the guest's virtio-mmio devices speak the legacy interface
+# (version 1, QEMU's default): virtio_blk takes mm-vblk, vblk must refuse
+# it with a message that names QEMU's force-legacy=false, and the disk goes
+# back to virtio_blk unharmed.
 #
 # Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
 set -euo pipefail
@@ -151,6 +156,26 @@ case_held_fd() {
 	rebind
 }
 
+# A legacy device: vblk's probe fails with the advice, virtio_blk gets it back.
+case_legacy() {
+	local ko n0
+	modprobe virtio_mmio 2>/dev/null || true
+	modprobe virtio_blk || fail "modprobe virtio_blk failed"
+	await_disk mm-vblk 30 || fail "no disk mm-vblk under virtio_blk"
+	dev_of_disk "$DISK" || fail "no device for $DISK"
+	ko=$(vblk_ko) || fail "no vblk.ko in the initramfs"
+	insmod "$ko" disk_prefix=vblk || fail "insmod $ko failed"
+	n0=$(dmesg | wc -l)
+	! "$BIND" vblk "$DEV_ADDR" 2>&1 || fail "vblk took a legacy virtio-mmio device"
+	dmesg | tail -n +"$((n0 + 1))" | grep vblk || true
+	dmesg | tail -n +"$((n0 + 1))" | grep -q "version 1 (legacy) is not supported: give QEMU -global virtio-mmio.force-legacy=false" ||
+		fail "no refusal naming force-legacy=false in the kernel log"
+	"$BIND" virtio-mmio "$DEV_ADDR" || fail "giving $DEV_ADDR back to virtio-mmio failed"
+	await_disk mm-vblk 30 || fail "mm-vblk did not come back under virtio_blk"
+	dd if="/dev/$DISK" of=/dev/null bs=64k count=16 iflag=direct 2>/dev/null || fail "reading $DISK back under virtio_blk failed"
+	rmmod vblk || fail "rmmod vblk failed"
+}
+
 mmio_cases() {
 	run_case "mmio $DRIVER: transport, interrupt and completion" case_transport
 	run_case "mmio $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
@@ -160,6 +185,15 @@ mmio_cases() {
 
 main() {
 	io_init
+	if [ "${1:-}" = --legacy ]; then
+		echo "# virtio-mmio, legacy interface: kernel $(uname -r)"
+		CASE_DIR=$IO_OUT/legacy
+		mkdir -p "$CASE_DIR"
+		run_case "mmio legacy: vblk refuses version 1 and names the QEMU option" case_legacy
+		summary
+		[ "$n_fail" = 0 ]
+		return
+	fi
 	local d n=0
 	for d in /sys/bus/platform/drivers/virtio-mmio/*/driver; do [ -e "$d" ] && n=$((n + 1)); done
 	echo "# virtio-mmio: kernel $(uname -r); $n platform device(s) bound to virtio-mmio"
