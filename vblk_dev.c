@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vblk: the device lifecycle: probe and remove, shutdown, system sleep,
- * function reset (FLR), PCI error recovery, a device that stops answering
- * or breaks, config changes. What probe builds comes from vblk_setup.c
- * (device, queues, vectors) and vblk_disk.c (tag set, gendisk, name);
- * vblk_main.c registers the PCI driver whose callbacks are here.
+ * vblk: the device lifecycle: probe and remove, shutdown, pause and
+ * resume (system sleep, function reset, PCI error recovery), a device that
+ * stops answering or breaks, config changes. What probe builds comes from
+ * the transport (its init function, then struct vblk_transport_ops),
+ * vblk_setup.c (device, queues, vectors) and vblk_disk.c (tag set, gendisk,
+ * name); vblk_main.c's bus drivers call the entry points here.
  *
  * The state machine
  * -----------------
@@ -70,7 +71,6 @@
 #include <linux/blkdev.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
-#include <linux/pci.h>
 #include <linux/virtio_config.h>
 
 #include "vblk.h"
@@ -111,20 +111,24 @@ static bool vblk_state_parked(enum vblk_state st)
 /* For messages: the disk's name, or the function's before there is one. */
 static const char *vblk_name(struct vblk_dev *vb)
 {
-	return vb->disk ? vb->disk->disk_name : pci_name(vb->pci.pdev);
+	return vb->disk ? vb->disk->disk_name : dev_name(vb->tp.dev);
 }
 
 /*
- * Reset the device; one that does not finish its reset loses bus mastering
- * (it can then no longer reach memory) and its DMA memory is marked leaked.
+ * Reset the device; one that does not finish its reset is fenced where the
+ * transport can (PCI: bus mastering off, so it no longer reaches memory)
+ * and its DMA memory is marked leaked either way.
  */
 static void vblk_reset_or_fence(struct vblk_dev *vb)
 {
-	if (vblk_pci_reset(&vb->pci) != -ETIMEDOUT)
+	const char *how;
+
+	if (vblk_tp_reset(&vb->tp) != -ETIMEDOUT)
 		return;
-	pci_clear_master(vb->pci.pdev);
+	how = vb->tp.ops->fence(&vb->tp);
 	vb->dma_leaked = true;
-	dev_err(vblk_dev_of(vb), "device did not reset: bus mastering off, its DMA memory will not be freed\n");
+	dev_err(vblk_dev_of(vb), "device did not reset: %s, its DMA memory will not be freed\n",
+		how ?: "the transport cannot fence it");
 }
 
 /*
@@ -138,7 +142,7 @@ static void vblk_stop_hw(struct vblk_dev *vb)
 {
 	unsigned int i;
 
-	if (!pci_channel_offline(vb->pci.pdev))
+	if (!vb->tp.ops->offline(&vb->tp))
 		vblk_reset_or_fence(vb);
 	vblk_irqs_sync(vb);
 	for (i = 0; i < vb->nr_queues; i++)
@@ -152,7 +156,7 @@ static void vblk_stop_hw(struct vblk_dev *vb)
  */
 static int vblk_check_queues(struct vblk_dev *vb)
 {
-	unsigned int i, n = vblk_pci_num_queues(&vb->pci);
+	unsigned int i, n = vb->tp.ops->num_queues(&vb->tp);
 
 	if (n < vb->nr_queues) {
 		dev_err(vblk_dev_of(vb), "device now offers %u queues, %u in use\n",
@@ -160,7 +164,7 @@ static int vblk_check_queues(struct vblk_dev *vb)
 		return -ENODEV;
 	}
 	for (i = 0; i < vb->nr_queues; i++) {
-		n = vblk_pci_queue_max_size(&vb->pci, i);
+		n = vb->tp.ops->queue_max_size(&vb->tp, i);
 		if (n < vb->ring_size) {
 			dev_err(vblk_dev_of(vb), "queue %u now takes %u entries, %u in use\n",
 				i, n, vb->ring_size);
@@ -176,27 +180,27 @@ static int vblk_restart_hw(struct vblk_dev *vb)
 	unsigned int i;
 	int err;
 
-	if (!pci_device_is_present(vb->pci.pdev))
+	if (!vb->tp.ops->present(&vb->tp))
 		return -ENODEV;
-	pci_set_master(vb->pci.pdev);
-	err = vblk_pci_begin(&vb->pci);
+	vb->tp.ops->unfence(&vb->tp);
+	err = vblk_tp_begin(&vb->tp);
 	if (err)
 		return err;
-	if ((vblk_pci_device_features(&vb->pci) & vb->pci.features) !=
-	    vb->pci.features) {
+	if ((vb->tp.ops->get_features(&vb->tp) & vb->tp.features) !=
+	    vb->tp.features) {
 		dev_err(vblk_dev_of(vb), "device no longer offers the negotiated features\n");
 		return -ENODEV;
 	}
-	err = vblk_pci_set_features(&vb->pci, vb->pci.features);
+	err = vblk_tp_set_features(&vb->tp, vb->tp.features);
 	if (!err)
 		err = vblk_check_queues(vb);
 	for (i = 0; !err && i < vb->nr_queues; i++)
 		err = vblk_queue_start(vb, &vb->queues[i]);
 	if (!err)
-		err = vblk_pci_set_config_vector(&vb->pci, 0);
+		err = vb->tp.ops->set_config_vector(&vb->tp, 0);
 	if (err)
 		return err;
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
+	vblk_tp_add_status(&vb->tp, VIRTIO_CONFIG_S_DRIVER_OK);
 	return 0;
 }
 
@@ -361,8 +365,8 @@ static void vblk_device_failed(struct vblk_dev *vb, const char *why)
  * vb->events->unanswered: the request timeout found a request on queue q
  * still unanswered after waited_s seconds, with nothing on the ring for it. Slow
  * is not dead:
- * - a device that looks broken (NEEDS_RESET, config all ones, PCI channel
- *   offline, bus mastering off) is reset at once;
+ * - a device that looks broken (NEEDS_RESET, status all ones, PCI channel
+ *   offline, bus mastering off, mmio magic gone) is reset at once;
  * - a device that looks sane gets its doorbell again (a lost doorbell
  *   also mutes every later one) and is waited for, with a rate-limited
  *   warning, until the request waited dev_loss_tmo seconds (0: for ever);
@@ -394,7 +398,7 @@ static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
 		v = VBLK_RECLAIMED;
 		break;
 	case VBLK_LIVE:
-		why = vblk_pci_insane(&vb->pci);
+		why = vblk_tp_insane(&vb->tp);
 		if (!why && tmo && waited_s >= tmo)
 			why = "no answer within dev_loss_tmo";
 		if (why) {
@@ -418,7 +422,7 @@ static enum vblk_verdict vblk_dev_unanswered(struct vblk_dev *vb,
  * Stop the device for good and fail whatever it held: removal of a device
  * that is gone, shutdown, a permanent PCI failure. Idempotent.
  */
-static void vblk_dev_kill(struct vblk_dev *vb, const char *why)
+void vblk_dev_kill(struct vblk_dev *vb, const char *why)
 {
 	mutex_lock(&vb->lifecycle_lock);
 	if (vb->state != VBLK_DEAD && vb->state != VBLK_GONE)
@@ -430,7 +434,7 @@ static void vblk_dev_kill(struct vblk_dev *vb, const char *why)
  * Sleep, FLR, PCI error: stop the device and requeue what it held (those
  * requests were not failed; they go out again at unpause).
  */
-static void vblk_dev_pause(struct vblk_dev *vb)
+void vblk_dev_pause(struct vblk_dev *vb)
 {
 	mutex_lock(&vb->lifecycle_lock);
 	if (vb->state == VBLK_LIVE)
@@ -438,7 +442,7 @@ static void vblk_dev_pause(struct vblk_dev *vb)
 	mutex_unlock(&vb->lifecycle_lock);
 }
 
-static int vblk_dev_unpause(struct vblk_dev *vb, const char *what)
+int vblk_dev_unpause(struct vblk_dev *vb, const char *what)
 {
 	ktime_t t0 = ktime_get();
 	int err = 0;
@@ -481,7 +485,7 @@ static void vblk_config_work(struct work_struct *work)
 	if (READ_ONCE(vb->state) != VBLK_LIVE)
 		return;
 	/* The device asks for a reset through a config change (2.1.2). */
-	if (vblk_pci_get_status(&vb->pci) & VIRTIO_CONFIG_S_NEEDS_RESET) {
+	if (vblk_tp_get_status(&vb->tp) & VIRTIO_CONFIG_S_NEEDS_RESET) {
 		mutex_lock(&vb->lifecycle_lock);
 		if (vb->state == VBLK_LIVE)
 			vblk_recover_locked(vb, "device set NEEDS_RESET");
@@ -525,7 +529,12 @@ static void vblk_probe_done(struct vblk_dev *vb)
 		schedule_work(&vb->reset_work);
 }
 
-int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * The transport first (init sets vb->tp up for the bus device), then the
+ * device, its queues and interrupts, then the disk. Every failure unwinds
+ * what was done, in reverse, and leaves the device reset and FAILED.
+ */
+int vblk_dev_probe(struct device *dev, vblk_tp_init_fn init, void *bus_dev)
 {
 	struct vblk_limits lim;
 	struct vblk_dev *vb;
@@ -536,9 +545,9 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	vblk_dev_init_lifecycle(vb);
 	mutex_init(&vb->serial_lock);
-	pci_set_drvdata(pdev, vb);
+	dev_set_drvdata(dev, vb);
 
-	err = vblk_pci_init(&vb->pci, pdev);
+	err = init(&vb->tp, bus_dev);
 	if (err)
 		goto err_free;
 	err = vblk_start_device(vb);
@@ -554,7 +563,7 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vblk_setup_queues(vb);
 	if (err)
 		goto err_vectors;
-	err = vblk_pci_set_config_vector(&vb->pci, 0);
+	err = vb->tp.ops->set_config_vector(&vb->tp, 0);
 	if (err)
 		goto err_queues;
 	err = vblk_irqs_request(vb);
@@ -564,18 +573,17 @@ int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vblk_create_disk(vb, &lim);
 	if (err)
 		goto err_irqs;
-	pci_save_state(pdev);
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_DRIVER_OK);
+	vblk_tp_add_status(&vb->tp, VIRTIO_CONFIG_S_DRIVER_OK);
 	vblk_probe_done(vb);
 	err = vblk_add_disk(vb);
 	if (err)
 		goto err_irqs;
 
-	dev_info(&pdev->dev,
-		 "%s: %llu sectors, %u+%u queues x %u (depth %u), %s vectors, %s completion%s%s\n",
+	dev_info(dev,
+		 "%s: %llu sectors, %u+%u queues x %u (depth %u), %s %s, %s completion%s%s\n",
 		 vb->disk->disk_name, (unsigned long long)get_capacity(vb->disk),
 		 vb->nr_queues - vb->nr_poll, vb->nr_poll, vb->ring_size, vb->depth,
-		 vblk_irq_mode_names[vb->pci.irq_mode],
+		 vb->tp.ops->name, vblk_irq_mode_names[vb->tp.irq_mode],
 		 vblk_complete_names[vb->complete],
 		 vb->indirect ? ", indirect" : "",
 		 vb->event_idx ? ", event idx" : "");
@@ -594,15 +602,16 @@ err_queues:
 	vblk_reset_or_fence(vb);
 err_free_queues:
 	if (vb->dma_leaked)
-		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");
+		dev_err(dev, "leaking the DMA memory of a device that did not reset\n");
 	else
 		vblk_free_queues(vb, vb->nr_queues);
 err_vectors:
-	vblk_pci_free_vectors(&vb->pci);
+	vb->tp.ops->free_irqs(&vb->tp);
 err_reset:
-	vblk_pci_add_status(&vb->pci, VIRTIO_CONFIG_S_FAILED);
-	vblk_pci_exit(&vb->pci);
+	vblk_tp_add_status(&vb->tp, VIRTIO_CONFIG_S_FAILED);
+	vb->tp.ops->exit(&vb->tp);
 err_free:
+	dev_set_drvdata(dev, NULL);
 	kfree(vb);
 	return err;
 }
@@ -614,12 +623,12 @@ err_free:
  * times out fails the device); a device that is gone, or paused and so
  * never coming back, is failed now with everything parked.
  */
-static void vblk_remove_begin(struct vblk_dev *vb, struct pci_dev *pdev)
+static void vblk_remove_begin(struct vblk_dev *vb)
 {
 	mutex_lock(&vb->lifecycle_lock);
 	switch (vb->state) {
 	case VBLK_LIVE:
-		if (pci_device_is_present(pdev))
+		if (vb->tp.ops->present(&vb->tp))
 			vblk_change_state(vb, VBLK_DELETING);
 		else
 			vblk_die_locked(vb, "device removed");
@@ -638,11 +647,9 @@ static void vblk_remove_begin(struct vblk_dev *vb, struct pci_dev *pdev)
  * del_gendisk drains the queue; then the device stops for good (GONE), and
  * only after its interrupts are freed can no work item be scheduled again.
  */
-void vblk_remove(struct pci_dev *pdev)
+void vblk_dev_remove(struct vblk_dev *vb)
 {
-	struct vblk_dev *vb = pci_get_drvdata(pdev);
-
-	vblk_remove_begin(vb, pdev);
+	vblk_remove_begin(vb);
 	cancel_work_sync(&vb->config_work);
 	del_gendisk(vb->disk);
 	mutex_lock(&vb->lifecycle_lock);
@@ -654,91 +661,12 @@ void vblk_remove(struct pci_dev *pdev)
 
 	mutex_lock(&vb->lifecycle_lock);
 	if (vb->dma_leaked)
-		dev_err(&pdev->dev, "leaking the DMA memory of a device that did not reset\n");
+		dev_err(vblk_dev_of(vb), "leaking the DMA memory of a device that did not reset\n");
 	else
 		vblk_free_queues(vb, vb->nr_queues);
-	vblk_pci_free_vectors(&vb->pci);
-	vblk_pci_exit(&vb->pci);
+	vb->tp.ops->free_irqs(&vb->tp);
+	vb->tp.ops->exit(&vb->tp);
 	mutex_unlock(&vb->lifecycle_lock);
 	blk_mq_free_tag_set(&vb->tag_set);
 	put_disk(vb->disk);
 }
-
-/* Power off or kexec: the device must stop touching memory, I/O fails. */
-void vblk_shutdown(struct pci_dev *pdev)
-{
-	vblk_dev_kill(pci_get_drvdata(pdev), NULL);
-}
-
-/* ---- power management, function reset, PCI errors ----------------------- */
-
-static int vblk_pm_suspend(struct device *dev)
-{
-	vblk_dev_pause(pci_get_drvdata(to_pci_dev(dev)));
-	return 0;
-}
-
-static int vblk_pm_resume(struct device *dev)
-{
-	return vblk_dev_unpause(pci_get_drvdata(to_pci_dev(dev)), "sleep");
-}
-
-const struct dev_pm_ops vblk_pm_ops = {
-	SET_SYSTEM_SLEEP_PM_OPS(vblk_pm_suspend, vblk_pm_resume)
-};
-
-static void vblk_reset_prepare(struct pci_dev *pdev)
-{
-	vblk_dev_pause(pci_get_drvdata(pdev));
-}
-
-static void vblk_reset_done(struct pci_dev *pdev)
-{
-	vblk_dev_unpause(pci_get_drvdata(pdev), "function reset");
-}
-
-static pci_ers_result_t vblk_error_detected(struct pci_dev *pdev,
-					    pci_channel_state_t state)
-{
-	struct vblk_dev *vb = pci_get_drvdata(pdev);
-
-	switch (state) {
-	case pci_channel_io_normal:
-		/* Non-fatal: the link works; nothing of the device was lost. */
-		return PCI_ERS_RESULT_CAN_RECOVER;
-	case pci_channel_io_perm_failure:
-		vblk_dev_kill(vb, "permanent PCI failure");
-		return PCI_ERS_RESULT_DISCONNECT;
-	default:
-		vblk_dev_pause(vb);
-		return PCI_ERS_RESULT_NEED_RESET;
-	}
-}
-
-/*
- * pci_restore_state() uses the saved state up (it clears state_saved):
- * save it again, or a second error recovery would restore nothing.
- */
-static pci_ers_result_t vblk_slot_reset(struct pci_dev *pdev)
-{
-	struct vblk_dev *vb = pci_get_drvdata(pdev);
-
-	if (vblk_fault_slot_reset_fails(&vb->fault))
-		return PCI_ERS_RESULT_DISCONNECT;
-	pci_restore_state(pdev);
-	pci_save_state(pdev);
-	return PCI_ERS_RESULT_RECOVERED;
-}
-
-static void vblk_error_resume(struct pci_dev *pdev)
-{
-	vblk_dev_unpause(pci_get_drvdata(pdev), "PCI error recovery");
-}
-
-const struct pci_error_handlers vblk_err_handlers = {
-	.error_detected	= vblk_error_detected,
-	.slot_reset	= vblk_slot_reset,
-	.resume		= vblk_error_resume,
-	.reset_prepare	= vblk_reset_prepare,
-	.reset_done	= vblk_reset_done,
-};

@@ -184,7 +184,7 @@ static bool vblk_map_one_buf(struct vblk_queue *q, struct request *rq,
 	bv = req_bvec(rq);
 	if (bv.bv_len != blk_rq_bytes(rq))
 		return false;
-	if (vblk_dma_map_page(&q->vb->pci, bv.bv_page, bv.bv_offset, bv.bv_len,
+	if (vblk_dma_map_page(&q->vb->tp, bv.bv_page, bv.bv_offset, bv.bv_len,
 			      vblk_rq_dir(rq), &addr)) {
 		*st = BLK_STS_RESOURCE;
 		return true;
@@ -214,7 +214,7 @@ static blk_status_t vblk_map_data(struct vblk_queue *q, struct request *rq,
 	}
 	sg_init_table(sg, segs);
 	vr->nents = vblk_rq_map_sg(rq, sg);
-	*mapped = vblk_dma_map_sg(&q->vb->pci, sg, vr->nents, vblk_rq_dir(rq));
+	*mapped = vblk_dma_map_sg(&q->vb->tp, sg, vr->nents, vblk_rq_dir(rq));
 	if (!*mapped) {
 		vr->nents = 0;
 		return BLK_STS_RESOURCE;
@@ -228,10 +228,10 @@ static void vblk_unmap_data(struct vblk_queue *q, struct request *rq)
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
 
 	if (vr->one_buf)
-		vblk_dma_unmap_page(&q->vb->pci, sg_dma_address(vr->sg),
+		vblk_dma_unmap_page(&q->vb->tp, sg_dma_address(vr->sg),
 				    sg_dma_len(vr->sg), vblk_rq_dir(rq));
 	else if (vr->nents)
-		vblk_dma_unmap_sg(&q->vb->pci, vblk_rq_sg(q, vr), vr->nents,
+		vblk_dma_unmap_sg(&q->vb->tp, vblk_rq_sg(q, vr), vr->nents,
 				  vblk_rq_dir(rq));
 	vr->nents = 0;
 	vr->one_buf = false;
@@ -739,7 +739,7 @@ static void vblk_map_by_affinity(struct vblk_dev *vb, struct blk_mq_queue_map *m
 
 	for (q = 0; q < map->nr_queues; q++) {
 		const struct cpumask *mask =
-			pci_irq_get_affinity(vb->pci.pdev, q + 1);
+			vb->tp.ops->irq_affinity(&vb->tp, q + 1);
 
 		if (!mask) {
 			blk_mq_map_queues(map);
@@ -758,7 +758,7 @@ static void vblk_map_queues(struct blk_mq_tag_set *set)
 
 	def->nr_queues = vb->nr_queues - vb->nr_poll;
 	def->queue_offset = 0;
-	if (vb->pci.irq_mode == VBLK_IRQ_MSIX)
+	if (vb->tp.irq_mode == VBLK_IRQ_MSIX)
 		vblk_map_by_affinity(vb, def);
 	else
 		blk_mq_map_queues(def);

@@ -15,14 +15,17 @@
  */
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
-#include <linux/virtio_pci.h>
 
 #include "vblk.h"
 #include "vblk_compat.h"
 #include "vblk_fault.h"
 
-/* ISR bit 0: a queue interrupt (virtio 1.x, 4.1.4.5). */
+/*
+ * The interrupt status bits, the same on both transports (virtio 1.x,
+ * 4.1.4.5 and 4.2.2): a queue interrupt, a config change.
+ */
 #define VBLK_ISR_QUEUE		0x1
+#define VBLK_ISR_CONFIG		0x2
 
 /* Harvest at most this many used elements per lock hold. */
 #define VBLK_HARVEST_BATCH	32
@@ -36,7 +39,10 @@ void vblk_notify(struct vblk_queue *q)
 {
 	if (vblk_fault_drop_kick(&q->vb->fault))
 		return;
-	iowrite16(q->index, q->doorbell);
+	if (q->doorbell32)
+		iowrite32(q->index, q->doorbell);
+	else
+		iowrite16(q->index, q->doorbell);
 }
 
 static void vblk_ring_failed(struct vblk_queue *q)
@@ -390,17 +396,18 @@ static irqreturn_t vblk_irq_config(int irq, void *data)
 }
 
 /*
- * INTx: the line may be shared with other devices, so the ISR register
- * (read clears it) tells whether it was us and for what.
+ * One line (PCI INTx, the virtio-mmio interrupt): it may be shared with
+ * other devices, so the status register, read and acknowledged by the
+ * transport, tells whether it was us and for what.
  */
 static irqreturn_t vblk_irq_intx(int irq, void *data)
 {
 	struct vblk_dev *vb = data;
-	u8 isr = vblk_pci_read_isr(&vb->pci);
+	u8 isr = vb->tp.ops->read_isr(&vb->tp);
 
 	if (!isr)
 		return IRQ_NONE;
-	if (isr & VIRTIO_PCI_ISR_CONFIG)
+	if (isr & VBLK_ISR_CONFIG)
 		vblk_irq_config(irq, vb);
 	if (isr & VBLK_ISR_QUEUE)
 		vblk_all_queues_interrupt(vb);
@@ -410,15 +417,16 @@ static irqreturn_t vblk_irq_intx(int irq, void *data)
 static int vblk_irq_request(struct vblk_dev *vb, unsigned int vec,
 			    irq_handler_t fn, void *data, unsigned long flags)
 {
-	struct pci_dev *pdev = vb->pci.pdev;
+	int irq = vb->tp.ops->irq(&vb->tp, vec);
 
-	return request_irq(pci_irq_vector(pdev, vec), fn, flags,
-			   dev_name(&pdev->dev), data);
+	if (irq < 0)
+		return irq;
+	return request_irq(irq, fn, flags, dev_name(vb->tp.dev), data);
 }
 
 static void vblk_irq_release(struct vblk_dev *vb, unsigned int vec, void *data)
 {
-	free_irq(pci_irq_vector(vb->pci.pdev, vec), data);
+	free_irq(vb->tp.ops->irq(&vb->tp, vec), data);
 }
 
 /* Queues that get interrupts at all (poll queues come last). */
@@ -432,7 +440,7 @@ int vblk_irqs_request(struct vblk_dev *vb)
 	unsigned int i;
 	int err;
 
-	switch (vb->pci.irq_mode) {
+	switch (vb->tp.irq_mode) {
 	case VBLK_IRQ_INTX:
 		return vblk_irq_request(vb, 0, vblk_irq_intx, vb, IRQF_SHARED);
 	case VBLK_IRQ_SHARED:
@@ -467,7 +475,7 @@ void vblk_irqs_free(struct vblk_dev *vb)
 {
 	unsigned int i;
 
-	switch (vb->pci.irq_mode) {
+	switch (vb->tp.irq_mode) {
 	case VBLK_IRQ_INTX:
 		vblk_irq_release(vb, 0, vb);
 		return;
@@ -486,11 +494,10 @@ void vblk_irqs_free(struct vblk_dev *vb)
 /* Wait for every running handler of the device to return. */
 void vblk_irqs_sync(struct vblk_dev *vb)
 {
-	struct pci_dev *pdev = vb->pci.pdev;
-	int i, n = max(vb->pci.nvec, 1);
+	int i, n = max(vb->tp.nvec, 1);
 
 	for (i = 0; i < n; i++)
-		synchronize_irq(pci_irq_vector(pdev, i));
+		synchronize_irq(vb->tp.ops->irq(&vb->tp, i));
 }
 
 void vblk_queue_init_completion(struct vblk_queue *q)

@@ -37,7 +37,7 @@ static unsigned int vblk_pool_blocks_for(unsigned int entries)
  * entries (the largest table one request can take), so that every request
  * fits once the pool is empty. Returns 0 or -ENOMEM.
  */
-int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
+int vblk_pool_alloc(struct vblk_transport *t, struct vblk_pool *pool,
 		    unsigned int entries, unsigned int need)
 {
 	unsigned int n;
@@ -50,17 +50,17 @@ int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
 	pool->tbl_bytes = PAGE_ALIGN(n * sizeof(struct vblk_desc));
 	pool->map = bitmap_zalloc(pool->blocks, GFP_KERNEL);
 	pool->sg = kvcalloc(n, sizeof(*pool->sg), GFP_KERNEL);
-	pool->tbl = vblk_dma_alloc(p, pool->tbl_bytes, &pool->dma);
+	pool->tbl = vblk_dma_alloc(t, pool->tbl_bytes, &pool->dma);
 	if (pool->map && pool->sg && pool->tbl)
 		return 0;
-	vblk_pool_free(p, pool);
+	vblk_pool_free(t, pool);
 	return -ENOMEM;
 }
 
-void vblk_pool_free(struct vblk_pci *p, struct vblk_pool *pool)
+void vblk_pool_free(struct vblk_transport *t, struct vblk_pool *pool)
 {
 	if (pool->tbl)
-		vblk_dma_free(p, pool->tbl_bytes, pool->tbl, pool->dma);
+		vblk_dma_free(t, pool->tbl_bytes, pool->tbl, pool->dma);
 	kvfree(pool->sg);
 	bitmap_free(pool->map);
 	pool->tbl = NULL;

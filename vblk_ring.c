@@ -105,6 +105,46 @@ static void vblk_free_list_init(struct vblk_ring *r)
 	r->num_free = r->num;
 }
 
+/*
+ * The ring's barriers, of the kind its ordering needs (include/vblk_ring.h):
+ * wmb orders our descriptor and avail entry stores before the avail index
+ * store; rmb orders our load of the used index before the loads of the
+ * used elements and of the buffers the device wrote; mb orders our ring
+ * stores before the loads of the device's suppression state that follow.
+ */
+static inline void vblk_ring_wmb(const struct vblk_ring *r)
+{
+	if (r->platform_order)
+		vblk_platform_wmb();
+	else
+		vblk_wmb();
+}
+
+static inline void vblk_ring_rmb(const struct vblk_ring *r)
+{
+	if (r->platform_order)
+		vblk_platform_rmb();
+	else
+		vblk_rmb();
+}
+
+static inline void vblk_ring_mb(const struct vblk_ring *r)
+{
+	if (r->platform_order)
+		vblk_platform_mb();
+	else
+		vblk_mb();
+}
+
+/*
+ * VIRTIO_F_ORDER_PLATFORM negotiated: DMA barriers from now on. Called
+ * after vblk_ring_init(), before the ring is handed to the device.
+ */
+void vblk_ring_set_platform_order(struct vblk_ring *r, bool platform)
+{
+	r->platform_order = platform;
+}
+
 int vblk_ring_init(struct vblk_ring *r, void *mem, u64 addr, unsigned int num,
 		   struct vblk_ring_slot *slot, bool event_idx, bool indirect)
 {
@@ -125,6 +165,7 @@ int vblk_ring_init(struct vblk_ring *r, void *mem, u64 addr, unsigned int num,
 	r->num = num;
 	r->event_idx = event_idx;
 	r->indirect = indirect;
+	r->platform_order = false;
 
 	r->avail_idx = 0;
 	r->kick_idx = 0;
@@ -295,7 +336,7 @@ int vblk_ring_add(struct vblk_ring *r, u16 head, struct vblk_desc *tbl,
 void vblk_ring_publish(struct vblk_ring *r)
 {
 	/* The device may fetch the entries the moment it sees the new index. */
-	vblk_wmb();
+	vblk_ring_wmb(r);
 	WRITE_ONCE(r->avail->idx, cpu_to_le16(r->avail_idx));
 }
 
@@ -328,7 +369,7 @@ bool vblk_ring_kick_prepare(struct vblk_ring *r)
 	 * seen the new entries while we read its stale "don't notify" and
 	 * skip the doorbell, and the request stalls.
 	 */
-	vblk_mb();
+	vblk_ring_mb(r);
 
 	if (r->event_idx) {
 		u16 event = le16_to_cpu(READ_ONCE(*vblk_avail_event(r)));
@@ -385,7 +426,7 @@ int vblk_ring_get_used(struct vblk_ring *r, void **token, u32 *len)
 		return vblk_ring_fail(r, VBLK_RING_E_IDX, used_idx);
 
 	/* The element must not be read before the index that covers it. */
-	vblk_rmb();
+	vblk_ring_rmb(r);
 	elem = &r->used->ring[r->last_used & (r->num - 1)];
 	id = le32_to_cpu(READ_ONCE(elem->id));
 	elen = le32_to_cpu(READ_ONCE(elem->len));
@@ -448,7 +489,7 @@ static bool vblk_ring_arm_event(struct vblk_ring *r, u16 wait)
 	 * and will not interrupt for them: the store must be visible before
 	 * we look, so that either the device sees it or we see the entries.
 	 */
-	vblk_mb();
+	vblk_ring_mb(r);
 	if (r->broken)
 		return true;
 	return (u16)(vblk_used_idx(r) - r->last_used) < wait;
@@ -467,7 +508,7 @@ bool vblk_ring_enable_cb(struct vblk_ring *r)
 		WRITE_ONCE(r->avail->flags, cpu_to_le16(r->avail_flags));
 	}
 	/* As in vblk_ring_arm_event(): the device sees it, or we see its work. */
-	vblk_mb();
+	vblk_ring_mb(r);
 	return !vblk_ring_has_used(r);
 }
 

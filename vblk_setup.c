@@ -17,9 +17,7 @@
  * remove, never while the device may still write into it.
  */
 #include <linux/blkdev.h>
-#include <linux/pci.h>
 #include <linux/virtio_config.h>
-#include <linux/virtio_pci.h>
 #include <uapi/linux/virtio_ring.h>
 
 #include "vblk.h"
@@ -47,7 +45,7 @@ int vblk_read_capacity(struct vblk_dev *vb, sector_t *sectors)
 static int vblk_read_u32(struct vblk_dev *vb, unsigned int off, u32 *v)
 {
 	__le32 x;
-	int err = vblk_pci_read_config(&vb->pci, off, &x, sizeof(x));
+	int err = vblk_tp_read_config(&vb->tp, off, &x, sizeof(x));
 
 	*v = le32_to_cpu(x);
 	return err;
@@ -117,14 +115,14 @@ static int vblk_read_seg_limits(struct vblk_dev *vb, struct vblk_limits *l)
 		dev_err(dev, "size_max %u below the page size\n", size_max);
 		return -EINVAL;
 	}
-	size_max = min_t(size_t, size_max, vblk_pci_max_dma_size(&vb->pci));
+	size_max = min_t(size_t, size_max, vblk_tp_max_dma_size(&vb->tp));
 	if (size_max < PAGE_SIZE) {
 		dev_err(dev, "DMA mappings limited to %u bytes, below the page size\n",
 			size_max);
 		return -EINVAL;
 	}
 	vb->size_max = size_max;
-	vblk_pci_set_dma_seg_size(&vb->pci, size_max);
+	vblk_tp_set_dma_seg_size(&vb->tp, size_max);
 	segs = min3(seg_max, vblk_max_segments ?: 1U, 1024U);
 	/*
 	 * No chain may be longer than the ring, indirect tables included, and
@@ -241,6 +239,7 @@ int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 static u64 vblk_wanted_features(void)
 {
 	u64 f = BIT_ULL(VIRTIO_F_VERSION_1) | BIT_ULL(VIRTIO_F_ACCESS_PLATFORM) |
+		BIT_ULL(VIRTIO_F_ORDER_PLATFORM) |
 		BIT_ULL(VIRTIO_BLK_F_SIZE_MAX) | BIT_ULL(VIRTIO_BLK_F_SEG_MAX) |
 		BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |
 		BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |
@@ -269,7 +268,7 @@ static int vblk_check_zoned(struct vblk_dev *vb, u64 offered)
 
 	if (!(offered & BIT_ULL(VIRTIO_BLK_F_ZONED)))
 		return 0;
-	if (vblk_pci_read_config(&vb->pci, VBLK_CFG_ZONED_MODEL, &model, 1)) {
+	if (vblk_tp_read_config(&vb->tp, VBLK_CFG_ZONED_MODEL, &model, 1)) {
 		dev_err(vblk_dev_of(vb), "zoned device without a readable zone model: refused\n");
 		return -ENODEV;
 	}
@@ -281,7 +280,7 @@ static int vblk_check_zoned(struct vblk_dev *vb, u64 offered)
 
 static int vblk_negotiate(struct vblk_dev *vb)
 {
-	u64 offered = vblk_pci_device_features(&vb->pci);
+	u64 offered = vb->tp.ops->get_features(&vb->tp);
 	int err;
 
 	if (!(offered & BIT_ULL(VIRTIO_F_VERSION_1))) {
@@ -291,7 +290,7 @@ static int vblk_negotiate(struct vblk_dev *vb)
 	err = vblk_check_zoned(vb, offered);
 	if (err)
 		return err;
-	err = vblk_pci_set_features(&vb->pci, offered & vblk_wanted_features());
+	err = vblk_tp_set_features(&vb->tp, offered & vblk_wanted_features());
 	if (err)
 		return err;
 	vb->indirect = vblk_has(vb, VIRTIO_RING_F_INDIRECT_DESC);
@@ -315,10 +314,10 @@ static int vblk_count_queues(struct vblk_dev *vb)
 			dev_q = 1;
 		}
 	}
-	if (dev_q > vblk_pci_num_queues(&vb->pci)) {
+	if (dev_q > vb->tp.ops->num_queues(&vb->tp)) {
 		dev_warn(dev, "config says %u queues, transport has %u\n",
-			 dev_q, vblk_pci_num_queues(&vb->pci));
-		dev_q = vblk_pci_num_queues(&vb->pci);
+			 dev_q, vb->tp.ops->num_queues(&vb->tp));
+		dev_q = vb->tp.ops->num_queues(&vb->tp);
 		if (!dev_q)
 			return -ENODEV;
 	}
@@ -343,7 +342,7 @@ static int vblk_pick_ring_size(struct vblk_dev *vb)
 	unsigned int i, size = VBLK_RING_MAX_SIZE, asked;
 
 	for (i = 0; i < vb->nr_queues; i++) {
-		u16 max = vblk_pci_queue_max_size(&vb->pci, i);
+		u16 max = vb->tp.ops->queue_max_size(&vb->tp, i);
 
 		if (!max) {
 			dev_err(vblk_dev_of(vb), "queue %u unavailable (size 0)\n", i);
@@ -383,14 +382,22 @@ int vblk_setup_irqs(struct vblk_dev *vb)
 {
 	enum vblk_irq_mode mode = READ_ONCE(vblk_irq_mode_param);
 	unsigned int irq_q = vb->nr_queues - vb->nr_poll;
+	struct vblk_transport *t = &vb->tp;
 	int err = -ENODEV;
 
-	if (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_MSIX)
-		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_MSIX, irq_q);
-	if (err && (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_SHARED))
-		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_SHARED, irq_q);
+	/* A transport with one line has no other mode to offer. */
+	if (t->one_line && mode != VBLK_IRQ_AUTO && mode != VBLK_IRQ_INTX) {
+		dev_info(vblk_dev_of(vb), "irq_mode %s: the %s transport has one interrupt line: using intx\n",
+			 vblk_irq_mode_names[mode], t->ops->name);
+		mode = VBLK_IRQ_INTX;
+	}
+	if (!t->one_line && (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_MSIX))
+		err = t->ops->alloc_irqs(t, VBLK_IRQ_MSIX, irq_q);
+	if (!t->one_line && err &&
+	    (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_SHARED))
+		err = t->ops->alloc_irqs(t, VBLK_IRQ_SHARED, irq_q);
 	if (err && (mode == VBLK_IRQ_AUTO || mode == VBLK_IRQ_INTX))
-		err = vblk_pci_alloc_vectors(&vb->pci, VBLK_IRQ_INTX, irq_q);
+		err = t->ops->alloc_irqs(t, VBLK_IRQ_INTX, irq_q);
 	if (err) {
 		dev_err(vblk_dev_of(vb), "no interrupts in mode %s (%d)\n",
 			vblk_irq_mode_names[mode], err);
@@ -398,7 +405,7 @@ int vblk_setup_irqs(struct vblk_dev *vb)
 	}
 	vb->complete = READ_ONCE(vblk_complete_param);
 	if (vb->complete == VBLK_COMPLETE_AUTO)
-		vb->complete = vb->pci.irq_mode == VBLK_IRQ_MSIX ?
+		vb->complete = vb->tp.irq_mode == VBLK_IRQ_MSIX ?
 			       VBLK_COMPLETE_HARDIRQ : VBLK_COMPLETE_SOFTIRQ;
 	return 0;
 }
@@ -421,13 +428,13 @@ static void vblk_free_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 {
 	unsigned int i;
 
-	vblk_dma_free(&vb->pci, q->ring_bytes, q->ring_mem, q->ring_dma);
+	vblk_dma_free(&vb->tp, q->ring_bytes, q->ring_mem, q->ring_dma);
 	for (i = 0; q->tag_chunks && i < vb->nr_chunks; i++)
-		vblk_dma_free(&vb->pci, vb->chunk_bytes, q->tag_chunks[i].mem,
+		vblk_dma_free(&vb->tp, vb->chunk_bytes, q->tag_chunks[i].mem,
 			      q->tag_chunks[i].dma);
 	kfree(q->tag_chunks);
 	kfree(q->slot);
-	vblk_pool_free(&vb->pci, &q->pool);
+	vblk_pool_free(&vb->tp, &q->pool);
 	q->ring_mem = NULL;
 	q->tag_chunks = NULL;
 	q->slot = NULL;
@@ -442,7 +449,7 @@ static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 
 	/* The status bytes mostly fit in the ring's last page, for free. */
 	q->ring_bytes = PAGE_ALIGN(status_off + vb->depth);
-	q->ring_mem = vblk_dma_alloc(&vb->pci, q->ring_bytes, &q->ring_dma);
+	q->ring_mem = vblk_dma_alloc(&vb->tp, q->ring_bytes, &q->ring_dma);
 	q->status = q->ring_mem ? (u8 *)q->ring_mem + status_off : NULL;
 	q->status_dma = q->ring_dma + status_off;
 	q->slot = kcalloc(vb->ring_size, sizeof(*q->slot), GFP_KERNEL);
@@ -450,13 +457,13 @@ static int vblk_alloc_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
 				GFP_KERNEL);
 	if (!q->ring_mem || !q->slot || !q->tag_chunks)
 		goto nomem;
-	if (vblk_pool_alloc(&vb->pci, &q->pool, READ_ONCE(vblk_pool_entries),
+	if (vblk_pool_alloc(&vb->tp, &q->pool, READ_ONCE(vblk_pool_entries),
 			    vb->tbl_entries))
 		goto nomem;
 	for (i = 0; i < vb->nr_chunks; i++) {
 		struct vblk_dma_chunk *c = &q->tag_chunks[i];
 
-		c->mem = vblk_dma_alloc(&vb->pci, vb->chunk_bytes, &c->dma);
+		c->mem = vblk_dma_alloc(&vb->tp, vb->chunk_bytes, &c->dma);
 		if (!c->mem)
 			goto nomem;
 	}
@@ -476,7 +483,7 @@ nomem:
  */
 int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q)
 {
-	u16 vector = VIRTIO_MSI_NO_VECTOR;
+	u16 vector = VBLK_NO_VECTOR;
 	unsigned long flags;
 	int err;
 
@@ -484,18 +491,23 @@ int vblk_queue_start(struct vblk_dev *vb, struct vblk_queue *q)
 	spin_lock_irqsave(&q->lock, flags);
 	err = vblk_ring_init(&q->ring, q->ring_mem, q->ring_dma, vb->ring_size,
 			     q->slot, vb->event_idx, vb->indirect);
+	/* A hardware device orders its accesses as the platform's DMA does. */
+	if (!err)
+		vblk_ring_set_platform_order(&q->ring,
+					     vblk_has(vb, VIRTIO_F_ORDER_PLATFORM));
 	if (!err && q->polled)
 		vblk_ring_disable_cb(&q->ring);
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (err)
 		return err;
-	if (!q->polled && vb->pci.irq_mode == VBLK_IRQ_MSIX)
+	if (!q->polled && vb->tp.irq_mode == VBLK_IRQ_MSIX)
 		vector = q->index + 1;
-	else if (!q->polled && vb->pci.irq_mode == VBLK_IRQ_SHARED)
+	else if (!q->polled && vb->tp.irq_mode == VBLK_IRQ_SHARED)
 		vector = 1;
-	err = vblk_pci_setup_queue(&vb->pci, q->index, vb->ring_size,
-				   q->ring.desc_addr, q->ring.avail_addr,
-				   q->ring.used_addr, vector, &q->doorbell);
+	err = vb->tp.ops->setup_queue(&vb->tp, q->index, vb->ring_size,
+				      q->ring.desc_addr, q->ring.avail_addr,
+				      q->ring.used_addr, vector, &q->doorbell,
+				      &q->doorbell32);
 	if (err)
 		return err;
 	vblk_queue_online(q);
@@ -559,7 +571,7 @@ int vblk_start_device(struct vblk_dev *vb)
 {
 	int err;
 
-	err = vblk_pci_begin(&vb->pci);
+	err = vblk_tp_begin(&vb->tp);
 	if (!err)
 		err = vblk_negotiate(vb);
 	if (!err)

@@ -99,7 +99,7 @@ static ssize_t cache_type_store(struct device *dev,
 		return -EPERM;
 	mutex_lock(&vb->lifecycle_lock);
 	if (vb->state != VBLK_GONE) {
-		err = vblk_pci_write_config8(&vb->pci, VBLK_CFG(wce), want);
+		err = vblk_tp_write_config8(&vb->tp, VBLK_CFG(wce), want);
 		if (!err)
 			err = vblk_cache_mode(vb, &wce);
 	}
@@ -285,14 +285,16 @@ static ssize_t config_show(struct device *dev, struct device_attribute *attr,
 		"features %#llx\nqueues %u\npoll_queues %u\nring_size %u\nqueue_depth %u\n"
 		"max_segments %u\nindirect %u\nevent_idx %u\nirq_mode %s\nvectors %d\n"
 		"complete %s\ndma_api %u\nstate %s\nrecoveries %llu\nused_len_over %u\n"
-		"max_ranges %u\nzeroes_may_unmap %u\npool_entries %u\npool_in_use %u\n",
-		(unsigned long long)vb->pci.features, vb->nr_queues - vb->nr_poll,
+		"max_ranges %u\nzeroes_may_unmap %u\npool_entries %u\npool_in_use %u\n"
+		"transport %s\n",
+		(unsigned long long)vb->tp.features, vb->nr_queues - vb->nr_poll,
 		vb->nr_poll, vb->ring_size, vb->depth, vb->max_segs, vb->indirect,
-		vb->event_idx, vblk_irq_mode_names[vb->pci.irq_mode], vb->pci.nvec,
-		vblk_complete_names[vb->complete], vb->pci.dma_api,
+		vb->event_idx, vblk_irq_mode_names[vb->tp.irq_mode], vb->tp.nvec,
+		vblk_complete_names[vb->complete], vb->tp.dma_api,
 		vblk_state_names[READ_ONCE(vb->state)], READ_ONCE(vb->recoveries),
 		vblk_len_over(vb), vb->max_ranges, vb->zeroes_may_unmap,
-		vb->queues[0].pool.blocks * VBLK_POOL_BLOCK, vblk_pool_taken(vb));
+		vb->queues[0].pool.blocks * VBLK_POOL_BLOCK, vblk_pool_taken(vb),
+		vb->tp.ops->name);
 }
 static DEVICE_ATTR_RO(config);
 

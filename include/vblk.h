@@ -3,10 +3,12 @@
  * vblk: structures shared by the driver's files and the contracts between
  * them.
  *
- *   vblk_main.c    module init/exit, PCI driver registration
+ *   vblk_main.c    module init/exit and the bus drivers: PCI (with FLR
+ *                  and PCI error callbacks) and virtio-mmio platform
+ *                  devices, whose callbacks hand bus events to the lifecycle
  *   vblk_params.c  module parameters and their validation
- *   vblk_dev.c     the lifecycle: probe, remove, shutdown, PM, FLR, PCI
- *                  errors, recovery, config changes (the top layer)
+ *   vblk_dev.c     the lifecycle: probe, remove, shutdown, pause and
+ *                  resume, recovery, config changes
  *   vblk_setup.c   features, config limits, queue count and size,
  *                  vectors, queue memory and ring (re)start
  *   vblk_disk.c    disk names, tag set, gendisk, geometry, .free_disk
@@ -15,17 +17,22 @@
  *   vblk_mq.c      blk-mq operations: request -> ring, ring -> request
  *   vblk_pool.c    per-queue overflow tables for requests with many segments
  *   vblk_notify.c  doorbells, interrupt handlers, completion dispatch
+ *   vblk_transport.c  what every transport shares: status, features,
+ *                  config reads, DMA (include/vblk_transport.h)
  *   vblk_pci.c     modern virtio-pci transport (no knowledge of requests)
+ *   vblk_mmio.c    virtio-mmio version 2 transport (the same)
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
  *   vblk_cmd.c     range tables and range-command limits (pure; unit-tested)
  *
- * Layers, top down: vblk_main.c registers the driver whose callbacks are
- * the lifecycle's (vblk_dev.c), the top layer. vblk_setup.c, vblk_disk.c,
+ * Layers, top down: vblk_main.c registers the bus drivers, whose
+ * callbacks call the lifecycle (vblk_dev.c). vblk_setup.c, vblk_disk.c,
  * vblk_sysfs.c and vblk_fault.c serve it at probe and from sysfs. Under
  * them the I/O path: vblk_mq.c and vblk_notify.c are peers (mq rings the
  * doorbell through notify; notify harvests and hands each answer to mq's
  * completion), over vblk_pool.c (mq's storage for large requests),
- * vblk_ring.c and vblk_pci.c; ring and pci call nothing of vblk's.
+ * vblk_ring.c and the transport (vblk_transport.c over vblk_pci.c or
+ * vblk_mmio.c, through struct vblk_transport_ops); ring and transports
+ * call nothing of vblk's above them.
  * vblk_params.c and vblk_cmd.c are leaves. The I/O path reports upward
  * only through vb->events (struct vblk_events below), or through state it
  * reads (vb->state); it never calls a function of the files above it.
@@ -58,7 +65,6 @@
 #include <linux/blk-mq.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
-#include <linux/pci.h>
 #include <linux/spinlock.h>
 #include <linux/virtio_blk.h>
 #include <linux/workqueue.h>
@@ -66,17 +72,11 @@
 #include "vblk_cmd.h"
 #include "vblk_fault.h"
 #include "vblk_ring.h"
+#include "vblk_transport.h"
 
 #define VBLK_NAME		"vblk"
 #define VBLK_MAX_QUEUES		64
 #define VBLK_SERIAL_LEN		20	/* VIRTIO_BLK_ID_BYTES */
-
-enum vblk_irq_mode {
-	VBLK_IRQ_AUTO,
-	VBLK_IRQ_MSIX,		/* one vector per queue, plus config */
-	VBLK_IRQ_SHARED,	/* one vector for all queues, plus config */
-	VBLK_IRQ_INTX,		/* legacy line, ISR register read */
-};
 
 enum vblk_complete_mode {
 	VBLK_COMPLETE_AUTO,
@@ -133,25 +133,6 @@ extern const char * const vblk_complete_names[];
  * are safe there, unquoted, in scripts and udev rules.
  */
 #define VBLK_PREFIX_MAX		(DISK_NAME_LEN - 8)
-
-/*
- * Transport state (vblk_pci.c). Mapped regions are validated against their
- * BAR at probe; nothing here changes after probe except status writes.
- */
-struct vblk_pci {
-	struct pci_dev *pdev;
-	void __iomem *common;		/* struct virtio_pci_common_cfg */
-	void __iomem *isr;		/* one byte, read clears */
-	void __iomem *device;		/* struct virtio_blk_config */
-	u32 device_len;
-	void __iomem *notify;		/* doorbell area */
-	u32 notify_len;
-	u32 notify_mult;
-	u64 features;			/* negotiated */
-	bool dma_api;			/* VIRTIO_F_ACCESS_PLATFORM negotiated */
-	int nvec;			/* vectors allocated (0: INTx) */
-	enum vblk_irq_mode irq_mode;	/* the mode in use */
-};
 
 /* What the counters file reports; one set per queue. */
 struct vblk_stats {
@@ -264,7 +245,8 @@ struct vblk_queue {
 	bool polled;			/* poll queue: no interrupts at all */
 	bool offline;			/* device stopped: harvest nothing (lock) */
 	atomic_t harvesters;		/* harvests between take and completion */
-	void __iomem *doorbell;
+	void __iomem *doorbell;		/* this queue's, from setup_queue */
+	bool doorbell32;		/* written 32 bits wide (mmio) */
 	struct irq_poll iop;
 	struct blk_mq_hw_ctx *hctx;	/* set in init_hctx */
 
@@ -283,7 +265,7 @@ struct vblk_queue {
 };
 
 struct vblk_dev {
-	struct vblk_pci pci;
+	struct vblk_transport tp;	/* include/vblk_transport.h */
 	struct gendisk *disk;
 	struct blk_mq_tag_set tag_set;
 	struct vblk_queue *queues;
@@ -330,7 +312,7 @@ struct vblk_dev {
 
 static inline struct device *vblk_dev_of(struct vblk_dev *vb)
 {
-	return &vb->pci.pdev->dev;
+	return vb->tp.dev;
 }
 
 /* The vb of a vblk disk's device, for its sysfs attributes. */
@@ -341,51 +323,14 @@ static inline struct vblk_dev *vblk_from_dev(struct device *dev)
 
 static inline bool vblk_has(struct vblk_dev *vb, unsigned int bit)
 {
-	return vb->pci.features & BIT_ULL(bit);
+	return vb->tp.features & BIT_ULL(bit);
 }
 
 /* Device config fields: offset, and a read of the field's own size. */
 #define VBLK_CFG(f)	offsetof(struct virtio_blk_config, f)
 #define VBLK_CFG_READ(vb, f, ptr) \
-	vblk_pci_read_config(&(vb)->pci, VBLK_CFG(f), (ptr), \
+	vblk_tp_read_config(&(vb)->tp, VBLK_CFG(f), (ptr), \
 			     sizeof_field(struct virtio_blk_config, f))
-
-/* vblk_pci.c: transport */
-int vblk_pci_init(struct vblk_pci *p, struct pci_dev *pdev);
-void vblk_pci_exit(struct vblk_pci *p);
-int vblk_pci_reset(struct vblk_pci *p);
-int vblk_pci_begin(struct vblk_pci *p);
-void vblk_pci_add_status(struct vblk_pci *p, u8 bits);
-u8 vblk_pci_get_status(struct vblk_pci *p);
-const char *vblk_pci_insane(struct vblk_pci *p);
-u64 vblk_pci_device_features(struct vblk_pci *p);
-int vblk_pci_set_features(struct vblk_pci *p, u64 features);
-u16 vblk_pci_num_queues(struct vblk_pci *p);
-int vblk_pci_read_config(struct vblk_pci *p, unsigned int off, void *buf,
-			 unsigned int len);
-int vblk_pci_write_config8(struct vblk_pci *p, unsigned int off, u8 val);
-u16 vblk_pci_queue_max_size(struct vblk_pci *p, u16 index);
-int vblk_pci_setup_queue(struct vblk_pci *p, u16 index, u16 size,
-			 u64 desc, u64 avail, u64 used, u16 vector,
-			 void __iomem **doorbell);
-int vblk_pci_set_config_vector(struct vblk_pci *p, u16 vector);
-int vblk_pci_alloc_vectors(struct vblk_pci *p, enum vblk_irq_mode mode,
-			   unsigned int nr_irq_queues);
-void vblk_pci_free_vectors(struct vblk_pci *p);
-u8 vblk_pci_read_isr(struct vblk_pci *p);
-size_t vblk_pci_max_dma_size(struct vblk_pci *p);
-void vblk_pci_set_dma_seg_size(struct vblk_pci *p, unsigned int size);
-void *vblk_dma_alloc(struct vblk_pci *p, size_t size, dma_addr_t *addr);
-void vblk_dma_free(struct vblk_pci *p, size_t size, void *mem, dma_addr_t addr);
-int vblk_dma_map_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
-		    enum dma_data_direction dir);
-void vblk_dma_unmap_sg(struct vblk_pci *p, struct scatterlist *sg, int nents,
-		       enum dma_data_direction dir);
-int vblk_dma_map_page(struct vblk_pci *p, struct page *page,
-		      unsigned int off, unsigned int len,
-		      enum dma_data_direction dir, dma_addr_t *addr);
-void vblk_dma_unmap_page(struct vblk_pci *p, dma_addr_t addr,
-			 unsigned int len, enum dma_data_direction dir);
 
 /* vblk_notify.c: doorbells, interrupts, completion dispatch */
 void vblk_notify(struct vblk_queue *q);
@@ -401,9 +346,9 @@ int vblk_queue_rescue(struct vblk_queue *q);
 void vblk_queue_rekick(struct vblk_queue *q);
 
 /* vblk_pool.c: overflow tables */
-int vblk_pool_alloc(struct vblk_pci *p, struct vblk_pool *pool,
+int vblk_pool_alloc(struct vblk_transport *t, struct vblk_pool *pool,
 		    unsigned int entries, unsigned int need);
-void vblk_pool_free(struct vblk_pci *p, struct vblk_pool *pool);
+void vblk_pool_free(struct vblk_transport *t, struct vblk_pool *pool);
 unsigned int vblk_pool_get(struct vblk_pool *pool, unsigned int entries,
 			   unsigned int *at);
 bool vblk_pool_put(struct vblk_pool *pool, unsigned int at,
@@ -456,11 +401,16 @@ void vblk_disk_exit(void);
 /* vblk_sysfs.c: the groups device_add_disk() creates */
 extern const struct attribute_group *vblk_attr_groups[];
 
-/* vblk_dev.c: the PCI driver's callbacks (registered by vblk_main.c) */
-int vblk_probe(struct pci_dev *pdev, const struct pci_device_id *id);
-void vblk_remove(struct pci_dev *pdev);
-void vblk_shutdown(struct pci_dev *pdev);
-extern const struct dev_pm_ops vblk_pm_ops;
-extern const struct pci_error_handlers vblk_err_handlers;
+/*
+ * vblk_dev.c: the lifecycle, called by the bus drivers (vblk_main.c).
+ * vblk_dev_probe() sets the transport up with init(t, bus_dev), then the
+ * device and the disk; the device's drvdata is the vblk_dev from then on.
+ */
+typedef int (*vblk_tp_init_fn)(struct vblk_transport *t, void *bus_dev);
+int vblk_dev_probe(struct device *dev, vblk_tp_init_fn init, void *bus_dev);
+void vblk_dev_remove(struct vblk_dev *vb);
+void vblk_dev_kill(struct vblk_dev *vb, const char *why);
+void vblk_dev_pause(struct vblk_dev *vb);
+int vblk_dev_unpause(struct vblk_dev *vb, const char *what);
 
 #endif /* VBLK_H */

@@ -203,6 +203,19 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 #define VBLK_PCI_IRQ_INTX	PCI_IRQ_LEGACY
 #endif
 
+/*
+ * A platform driver's remove callback returns void from 6.11 on, int
+ * before: declare it VBLK_PLATFORM_REMOVE_T and end it with
+ * "return VBLK_PLATFORM_REMOVE_RET;".
+ */
+#ifdef VBLK_HAVE_PLATFORM_REMOVE_VOID
+#define VBLK_PLATFORM_REMOVE_T		void
+#define VBLK_PLATFORM_REMOVE_RET
+#else
+#define VBLK_PLATFORM_REMOVE_T		int
+#define VBLK_PLATFORM_REMOVE_RET	0
+#endif
+
 #ifdef VBLK_HAVE_MQ_SHOULD_MERGE
 #define VBLK_MQ_F_MERGE		BLK_MQ_F_SHOULD_MERGE
 #else

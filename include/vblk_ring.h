@@ -27,9 +27,19 @@
 #include <asm/byteorder.h>
 
 /*
- * The device is another CPU (the host) that reads and writes our memory
- * coherently: SMP-strength barriers suffice, as for every virtio device
- * without VIRTIO_F_ORDER_PLATFORM.
+ * Two orderings (virtio 1.x, 2.7.13 and 6: VIRTIO_F_ORDER_PLATFORM):
+ *
+ * - Without VIRTIO_F_ORDER_PLATFORM the device is another CPU (the host's
+ *   emulation) that reads and writes our memory coherently: SMP-strength
+ *   barriers suffice, vblk_mb/rmb/wmb below (the kernel's virt_*(); on
+ *   arm64 dmb ish, ishld, ishst).
+ * - With it the device may be hardware whose accesses are ordered only as
+ *   the platform orders DMA: the DMA barriers, vblk_platform_* below
+ *   (dma_rmb/dma_wmb: on arm64 dmb oshld, oshst; mb() for the full one:
+ *   dsb sy). On x86 both kinds are the same instructions.
+ *
+ * Each ring decides once, at init (vblk_ring_set_platform_order); the
+ * barrier helpers in vblk_ring.c pick by it.
  *
  * Except for the full barrier on x86, used where a ring store is followed
  * by a load of what the device wrote (the doorbell and re-arm decisions).
@@ -48,6 +58,9 @@
 #endif
 #define vblk_rmb()	virt_rmb()	/* used idx before used elements */
 #define vblk_wmb()	virt_wmb()	/* avail entries before avail idx */
+#define vblk_platform_mb()	mb()
+#define vblk_platform_rmb()	dma_rmb()
+#define vblk_platform_wmb()	dma_wmb()
 #else
 #include "vblk_ring_user.h"
 #endif
@@ -119,6 +132,7 @@ struct vblk_ring {
 	u16 num;		/* power of two */
 	bool event_idx;		/* VIRTIO_F_RING_EVENT_IDX negotiated */
 	bool indirect;		/* one slot per request, head index = tag */
+	bool platform_order;	/* VIRTIO_F_ORDER_PLATFORM: DMA barriers */
 
 	/* Producer side. */
 	u16 avail_idx;		/* next avail->idx to publish (shadow) */
@@ -164,6 +178,7 @@ size_t vblk_ring_mem_size(unsigned int num);
  * slot array of num entries. num must be a power of two <= 32768.
  * Returns 0 or -EINVAL.
  */
+void vblk_ring_set_platform_order(struct vblk_ring *r, bool platform);
 int vblk_ring_init(struct vblk_ring *r, void *mem, u64 addr, unsigned int num,
 		   struct vblk_ring_slot *slot, bool event_idx, bool indirect);
 

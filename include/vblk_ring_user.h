@@ -55,4 +55,16 @@ typedef uint64_t __le64;
 #define vblk_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define vblk_wmb()	__atomic_thread_fence(__ATOMIC_RELEASE)
 
+/*
+ * The platform (DMA) barriers of VIRTIO_F_ORDER_PLATFORM: the same fences
+ * here, and counted, so that the unit tests see which kind a ring used.
+ */
+extern unsigned long vblk_test_platform_barriers;
+#define vblk_platform_mb() \
+	do { vblk_test_platform_barriers++; vblk_mb(); } while (0)
+#define vblk_platform_rmb() \
+	do { vblk_test_platform_barriers++; vblk_rmb(); } while (0)
+#define vblk_platform_wmb() \
+	do { vblk_test_platform_barriers++; vblk_wmb(); } while (0)
+
 #endif /* VBLK_RING_USER_H */

@@ -9,7 +9,8 @@
 # IO_OUT (where the case logs go), REGION (what fio fills, rewrites and
 # verifies), SPARE (where the last write goes), SERIAL_OF (driver -> disk
 # serial); DRIVER is the driver under test; VBLK_PARAMS are extra insmod
-# parameters of vblk.
+# parameters of vblk; VBLK_TRANSPORT (pci, the default, or mmio) is the
+# transport of the disks.
 
 # io_init: the case times file, the kernel log's problem patterns; fd 3
 # is the test's output (the cases' own output goes to their logs).
@@ -88,11 +89,12 @@ disk() { await_disk "${SERIAL_OF[$DRIVER]}" 30 || fail "no disk ${SERIAL_OF[$DRI
 
 # attach_disk: the disk onto the driver under test (vblk: insmod with
 # disk_prefix=vblk and VBLK_PARAMS, driver_override); sets DISK, PCI_ADDR
+# (the device's address: a PCI function, or a virtio-mmio platform device)
 # and DRV, and writes "DISK PCI_ADDR" to /tmp/$IO_TAG-disk-$DRIVER.
 attach_disk() {
-	local s=${SERIAL_OF[$DRIVER]} ko
-	if [ ! -d /sys/bus/pci/drivers/virtio-pci ]; then
-		modprobe virtio_pci || fail "modprobe virtio_pci failed"
+	local s=${SERIAL_OF[$DRIVER]} ko tp=${VBLK_TRANSPORT:-pci}
+	if [ ! -d "/sys/bus/$([ "$tp" = pci ] && echo pci || echo platform)/drivers/virtio-$tp" ]; then
+		modprobe "virtio_$tp" || fail "modprobe virtio_$tp failed"
 	fi
 	# Also for vblk: a disk is found by its serial, which takes a driver.
 	[ -d /sys/bus/virtio/drivers/virtio_blk ] || modprobe virtio_blk || fail "modprobe virtio_blk failed"
@@ -102,12 +104,13 @@ attach_disk() {
 		grep -q '^vblk ' /proc/modules || insmod "$ko" disk_prefix=vblk ${VBLK_PARAMS:-} ||
 			fail "insmod $ko ${VBLK_PARAMS:-} failed"
 		await_disk "$s" 30 || fail "no disk $s under virtio_blk to move"
-		pci_of_disk "$DISK" || fail "no PCI function for $DISK"
-		move_disk "$PCI_ADDR" vblk "$s"
+		dev_of_disk "$DISK" || fail "no device for $DISK"
+		move_disk "$DEV_ADDR" vblk "$s"
 	fi
 	disk
 	driver_of_disk "$DISK"
-	pci_of_disk "$DISK" || fail "no PCI function for $DISK"
+	dev_of_disk "$DISK" || fail "no device for $DISK"
+	PCI_ADDR=$DEV_ADDR
 	step "$s: /dev/$DISK at $PCI_ADDR, driver $DRV${VBLK_PARAMS:+ (vblk: $VBLK_PARAMS)}"
 	echo "$DISK $PCI_ADDR" >"/tmp/$IO_TAG-disk-$DRIVER"
 }

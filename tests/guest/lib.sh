@@ -285,11 +285,30 @@ driver_of_disk() {
 	DRV=${DRV##*/}
 }
 
-# The vblk-bind target for a driver under test.
+# dev_of_disk vdX: set DEV_ADDR to the device the disk sits on: its PCI
+# function, else its virtio-mmio platform device (as vblk-bind names them).
+dev_of_disk() {
+	local path comp plat=''
+	DEV_ADDR=''
+	if pci_of_disk "$1"; then
+		DEV_ADDR=$PCI_ADDR
+		return 0
+	fi
+	path=$(cd -P "/sys/block/$1" && pwd)
+	local IFS=/
+	for comp in $path; do
+		[ -n "$comp" ] && [ -e "/sys/bus/platform/devices/$comp" ] && plat=$comp
+	done
+	DEV_ADDR=$plat
+	[ -n "$DEV_ADDR" ]
+}
+
+# The vblk-bind target for a driver under test (VBLK_TRANSPORT: pci, the
+# default, or mmio: where virtio_blk's disks sit).
 bind_target() {
 	case $1 in
 	vblk) echo vblk ;;
-	virtio_blk) echo virtio-pci ;;
+	virtio_blk) echo "virtio-${VBLK_TRANSPORT:-pci}" ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -26,6 +26,9 @@ struct fake_dev {
 	uintptr_t tbl_lo, tbl_hi;
 };
 
+/* vblk_ring_user.h's count of platform (DMA) barriers: one per program. */
+unsigned long vblk_test_platform_barriers;
+
 static inline void *fake_bus_to_virt(u64 addr)
 {
 	return (void *)(uintptr_t)addr;

@@ -62,7 +62,7 @@ struct fstate {
 	void *mem;
 	size_t size;
 	unsigned int num;
-	bool event_idx, indirect;
+	bool event_idx, indirect, platform_order;
 	struct vblk_ring r;
 	struct vblk_ring_slot *slot;	/* exactly num, for ASan */
 	struct fake_dev d;
@@ -138,6 +138,7 @@ static bool fs_init(struct fstate *s)
 	if (vblk_ring_init(&s->r, s->mem, fake_virt_to_bus(s->mem), s->num,
 			   s->slot, s->event_idx, s->indirect))
 		return false;
+	vblk_ring_set_platform_order(&s->r, s->platform_order);
 	if (fake_dev_init(&s->d, &s->r))
 		return false;
 	s->d.tbl_lo = (uintptr_t)s->tbl;
@@ -586,6 +587,7 @@ static bool run_script(const u8 *data, size_t size)
 	s->num = 1u << ((data[0] & 7) > 6 ? 6 : (data[0] & 7));
 	s->event_idx = data[0] & 8;
 	s->indirect = data[0] & 16;
+	s->platform_order = data[0] & 32;
 	s->size = vblk_ring_mem_size(s->num);
 	/* The used ring (with avail_event) ends the ring memory. */
 	s->used_off = s->size - (3 * sizeof(__le16) +

@@ -1,0 +1,206 @@
+#!/bin/bash
+# virtio-mmio guest cases: the disks of a QEMU microvm guest (no PCI at
+# all), under the in-tree virtio_blk (over virtio-mmio, the reference),
+# then under vblk's own mmio transport. Runs INSIDE the initramfs guest
+# that scripts/mmio-run boots.
+#
+#   tests/guest/mmio.sh [--legacy]
+#
+# Disks (by serial): mm-ref stays with virtio_blk, mm-vblk is moved to
+# vblk (driver_override on its platform device, scripts/vblk-bind). Both
+# have Firecracker's profile: one queue, no indirect descriptors (the
+# direct-ring mode). For each driver:
+#
+#   attach      the driver takes its disk; fio fills the first 64 MiB with
+#               verify blocks (a header with offset and crc32c every 4 KiB)
+#   transport   the disk sits on a virtio-mmio platform device with one
+#               queue; vblk's config says transport mmio, one line (intx,
+#               no vectors), softirq completion (complete=auto), no
+#               indirect descriptors, and after I/O its counters show
+#               doorbells, interrupts and irq_poll runs
+#   verified I/O  random writes 4k-128k at QD32, two jobs, then a full
+#               read-back check
+#   unbind under fio  the device is unbound while fio writes: the unbind
+#               ends within 60 s, fio ends (its errors expected) within
+#               60 s, the disk comes back when bound again and takes a new
+#               fill
+#   held-open fd  the device is unbound while a process holds the disk
+#               open: the unbind ends, reads through the held fd fail
+#               (no hang), the fd closes, the disk comes back
+#   verify      fio reads the whole 64 MiB back and checks every header; a
+#               new verified write elsewhere works; vblk's state is live.
+#
+# --legacy: the guest's virtio-mmio devices speak the legacy interface
+# (version 1, QEMU's default): virtio_blk takes mm-vblk, vblk must refuse
+# it with a message that names QEMU's force-legacy=false, and the disk goes
+# back to virtio_blk unharmed.
+#
+# Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/guest/lib.sh
+. "$here/lib.sh"
+# shellcheck source=tests/guest/io-lib.sh
+. "$here/io-lib.sh"
+
+export VBLK_BIND_SETTLE=0 # no udev in this guest
+export VBLK_TRANSPORT=mmio
+REGION=64m
+SPARE=128m
+IO_TAG=mmio
+IO_OUT=${MMIO_OUT:-/tmp/mmio-cases}
+declare -A SERIAL_OF=([virtio_blk]=mm-ref [vblk]=mm-vblk)
+
+# The disk of the driver under test, its driver and its device (cases run
+# in subshells: attach's variables do not reach them); sets DISK, DRV,
+# DEV_ADDR.
+mdisk() {
+	disk
+	driver_of_disk "$DISK"
+	dev_of_disk "$DISK" || fail "no device for $DISK"
+}
+
+# cfg KEY: a line of vblk's config file.
+cfg() { sed -n "s/^$1 //p" "/sys/block/$DISK/vblk/config"; }
+
+# total COLUMN: the counters file's "total" line, column named COLUMN.
+total() {
+	awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) n = i }
+		$1 == "total" { print $n }' "/sys/block/$DISK/vblk/counters"
+}
+
+case_transport() {
+	local nq want got k
+	mdisk
+	[[ ! $DEV_ADDR =~ ^[0-9a-f]{4}: ]] || fail "$DISK sits on PCI function $DEV_ADDR, not a virtio-mmio device"
+	[ -e "/sys/bus/platform/devices/$DEV_ADDR" ] || fail "$DEV_ADDR is not a platform device"
+	nq=$(find "/sys/block/$DISK/mq" -mindepth 1 -maxdepth 1 | wc -l)
+	step "$DISK on platform device $DEV_ADDR, driver $DRV, $nq hardware queue(s)"
+	[ "$nq" = 1 ] || fail "$nq hardware queues (the disk has num-queues=1)"
+	[ "$DRIVER" = vblk ] || return 0
+	sed 's/^/+   /' "/sys/block/$DISK/vblk/config"
+	for k in "transport mmio" "irq_mode intx" "vectors 0" "complete softirq" "queues 1" "indirect 0"; do
+		want=${k#* }
+		got=$(cfg "${k%% *}")
+		[ "$got" = "$want" ] || fail "vblk config: ${k%% *} '$got' (want '$want')"
+	done
+	fio_job tr --rw=randread --bs=4k --iodepth=8 --size=8m --do_verify=0 || fail "fio randread failed"
+	sed 's/^/+   /' "/sys/block/$DISK/vblk/counters"
+	for k in doorbells irqs polls completions; do
+		got=$(total "$k")
+		[ "${got:-0}" -gt 0 ] || fail "vblk counters: $k is '${got:-}' after I/O (want > 0)"
+	done
+}
+
+case_verified_io() {
+	disk
+	fio_verify "/dev/$DISK" 32 2 8m 4k-128k
+}
+
+# rebind: the device back onto the driver under test, and the disk.
+rebind() {
+	"$BIND" "$(bind_target "$DRIVER")" "$DEV_ADDR" || fail "binding $DEV_ADDR to $DRIVER again failed"
+	disk
+}
+
+# unbind_bounded: unbind the device within 60 s (a hang is the failure).
+unbind_bounded() {
+	local t0
+	now_us
+	t0=$NOW_US
+	timeout 60 "$BIND" none "$DEV_ADDR" || fail "unbinding $DEV_ADDR did not finish within 60 s (hang) or failed"
+	step "unbind took $(ms_since "$t0") ms"
+}
+
+case_unbind_under_fio() {
+	local i rc=0
+	mdisk
+	# fio's errors are expected here: its status goes to a file, not to
+	# the case's error trap.
+	rm -f /tmp/mmio-fio-rc
+	{ fio_job load --rw=randwrite --bsrange=4k-64k --iodepth=32 --time_based \
+		--runtime=120 || echo $? >/tmp/mmio-fio-rc; } &
+	FIO_PID=$!
+	nap 3
+	kill -0 "$FIO_PID" 2>/dev/null || fail "fio ended before the unbind: $(tail -3 /tmp/mmio-fio-load)"
+	unbind_bounded
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$FIO_PID" 2>/dev/null || break
+		nap 0.1
+	done
+	if kill -0 "$FIO_PID" 2>/dev/null; then
+		kill -9 "$FIO_PID"
+		fail "fio still running 60 s after its disk was unbound"
+	fi
+	wait "$FIO_PID" || true
+	grep -iE 'err|error' /tmp/mmio-fio-load | head -5 || true
+	step "fio exited $(cat /tmp/mmio-fio-rc 2>/dev/null || echo 0) after the unbind (errors expected): $(grep -m1 -iE 'error|err=' /tmp/mmio-fio-load || true)"
+	rebind
+	fio_job refill --rw=write --bs=64k --iodepth=16 --do_verify=0 || rc=$?
+	fio_ok refill "$rc"
+}
+
+case_held_fd() {
+	local fd rc=0
+	mdisk
+	exec {fd}<"/dev/$DISK"
+	unbind_bounded
+	if timeout 30 dd of=/dev/null bs=4096 count=1 iflag=direct <&"$fd" 2>/tmp/mmio-dd; then
+		step "read through the held fd: $(tail -1 /tmp/mmio-dd)"
+	else
+		rc=$?
+		[ "$rc" != 124 ] || fail "a read through the held fd hung"
+		step "read through the held fd failed as expected: $(tail -1 /tmp/mmio-dd)"
+	fi
+	exec {fd}<&-
+	rebind
+}
+
+# A legacy device: vblk's probe fails with the advice, virtio_blk gets it back.
+case_legacy() {
+	local ko n0
+	modprobe virtio_mmio 2>/dev/null || true
+	modprobe virtio_blk || fail "modprobe virtio_blk failed"
+	await_disk mm-vblk 30 || fail "no disk mm-vblk under virtio_blk"
+	dev_of_disk "$DISK" || fail "no device for $DISK"
+	ko=$(vblk_ko) || fail "no vblk.ko in the initramfs"
+	insmod "$ko" disk_prefix=vblk || fail "insmod $ko failed"
+	n0=$(dmesg | wc -l)
+	! "$BIND" vblk "$DEV_ADDR" 2>&1 || fail "vblk took a legacy virtio-mmio device"
+	dmesg | tail -n +"$((n0 + 1))" | grep vblk || true
+	dmesg | tail -n +"$((n0 + 1))" | grep -q "version 1 (legacy) is not supported: give QEMU -global virtio-mmio.force-legacy=false" ||
+		fail "no refusal naming force-legacy=false in the kernel log"
+	"$BIND" virtio-mmio "$DEV_ADDR" || fail "giving $DEV_ADDR back to virtio-mmio failed"
+	await_disk mm-vblk 30 || fail "mm-vblk did not come back under virtio_blk"
+	dd if="/dev/$DISK" of=/dev/null bs=64k count=16 iflag=direct 2>/dev/null || fail "reading $DISK back under virtio_blk failed"
+	rmmod vblk || fail "rmmod vblk failed"
+}
+
+mmio_cases() {
+	run_case "mmio $DRIVER: transport, interrupt and completion" case_transport
+	run_case "mmio $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
+	run_case "mmio $DRIVER: unbind under fio, bound again" case_unbind_under_fio
+	run_case "mmio $DRIVER: held-open fd across unbind" case_held_fd
+}
+
+main() {
+	io_init
+	if [ "${1:-}" = --legacy ]; then
+		echo "# virtio-mmio, legacy interface: kernel $(uname -r)"
+		CASE_DIR=$IO_OUT/legacy
+		mkdir -p "$CASE_DIR"
+		run_case "mmio legacy: vblk refuses version 1 and names the QEMU option" case_legacy
+		summary
+		[ "$n_fail" = 0 ]
+		return
+	fi
+	local d n=0
+	for d in /sys/bus/platform/drivers/virtio-mmio/*/driver; do [ -e "$d" ] && n=$((n + 1)); done
+	echo "# virtio-mmio: kernel $(uname -r); $n platform device(s) bound to virtio-mmio"
+	# shellcheck disable=SC2086 # a list
+	each_driver "mmio cases" mmio_cases ${MMIO_DRIVERS:-virtio_blk vblk}
+	summary
+	[ "$n_fail" = 0 ]
+}
+
+main "$@"
