@@ -27,6 +27,11 @@
 #   held-open fd  the device is unbound while a process holds the disk
 #               open: the unbind ends, reads through the held fd fail
 #               (no hang), the fd closes, the disk comes back
+#   silent device (vblk only, the fault-hook build: vblk/lose)  the device
+#               stops answering (its doorbells and completions dropped):
+#               with dev_loss_tmo 4 s, io_timeout 2 s and max_resets 1, two
+#               reads fail, not hang, within 10 s each, the disk is dead,
+#               the unbind ends, and the plain build takes the disk again
 #   verify      fio reads the whole 64 MiB back and checks every header; a
 #               new verified write elsewhere works; vblk's state is live.
 #
@@ -176,11 +181,52 @@ case_legacy() {
 	rmmod vblk || fail "rmmod vblk failed"
 }
 
+# reload_vblk KO ARGS...: vblk from KO, holding the device under test.
+reload_vblk() {
+	local ko=$1
+	shift
+	"$BIND" none "$DEV_ADDR" >/dev/null || fail "unbinding $DEV_ADDR failed"
+	rmmod vblk || fail "rmmod vblk failed"
+	insmod "$ko" disk_prefix=vblk "$@" || fail "insmod $ko $* failed"
+	"$BIND" vblk "$DEV_ADDR" >/dev/null || fail "binding $DEV_ADDR to $ko failed"
+	disk
+}
+
+case_silent() {
+	local hook plain i rc t0 ms st
+	[ "$DRIVER" = vblk ] || skip "vblk only: the fault switch is vblk's (vblk/lose)"
+	mdisk
+	hook=$(vblk_hook_ko) || fail "no build/$(uname -r)-hook/vblk.ko in the initramfs"
+	plain=$(vblk_ko) || fail "no build/$(uname -r)/vblk.ko in the initramfs"
+	step "this case loads the fault-hook build $hook"
+	reload_vblk "$hook" max_resets=1 dev_loss_tmo=4
+	[ -w "/sys/block/$DISK/vblk/lose" ] || fail "$hook has no vblk/lose"
+	echo 2000 >"/sys/block/$DISK/queue/io_timeout"
+	echo "silent 1" >"/sys/block/$DISK/vblk/lose"
+	for i in 1 2; do
+		now_us
+		t0=$NOW_US
+		rc=0
+		timeout 60 dd if="/dev/$DISK" of=/dev/null bs=4k count=1 skip=$((i * 1000)) iflag=direct 2>/dev/null || rc=$?
+		ms=$(ms_since "$t0")
+		st=$(cfg state)
+		step "read $i ended (exit $rc) after $ms ms, state $st"
+		[ "$rc" != 124 ] || fail "read $i on a silent device hung for 60 s"
+		[ "$rc" != 0 ] || fail "read $i on a silent device succeeded"
+		[ "$ms" -le 10000 ] || fail "failing read $i took $ms ms, bound 10 s (dev_loss_tmo 4 + io_timeout 2 + 4)"
+	done
+	[ "$st" = dead ] || fail "state $st after a silent device's reads failed (want dead)"
+	dev_of_disk "$DISK" || fail "no device for $DISK"
+	reload_vblk "$plain"
+	step "the plain build holds $DISK again, state $(cfg state)"
+}
+
 mmio_cases() {
 	run_case "mmio $DRIVER: transport, interrupt and completion" case_transport
 	run_case "mmio $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
 	run_case "mmio $DRIVER: unbind under fio, bound again" case_unbind_under_fio
 	run_case "mmio $DRIVER: held-open fd across unbind" case_held_fd
+	run_case "mmio $DRIVER: silent device failed within the bound [fault-hook build]" case_silent
 }
 
 main() {
