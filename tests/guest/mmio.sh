@@ -185,8 +185,14 @@ case_legacy() {
 reload_vblk() {
 	local ko=$1
 	shift
+	local t
 	"$BIND" none "$DEV_ADDR" >/dev/null || fail "unbinding $DEV_ADDR failed"
-	rmmod vblk || fail "rmmod vblk failed"
+	# A disk closed a moment ago may still hold the module for a while.
+	for ((t = 0; t < 50; t++)); do
+		rmmod vblk 2>/dev/null && break
+		nap 0.1
+	done
+	! grep -q '^vblk ' /proc/modules || fail "rmmod vblk failed for 5 s: $(grep '^vblk ' /proc/modules)"
 	insmod "$ko" disk_prefix=vblk "$@" || fail "insmod $ko $* failed"
 	"$BIND" vblk "$DEV_ADDR" >/dev/null || fail "binding $DEV_ADDR to $ko failed"
 	disk
