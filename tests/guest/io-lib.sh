@@ -10,12 +10,14 @@
 # verifies), SPARE (where the last write goes), SERIAL_OF (driver -> disk
 # serial); DRIVER is the driver under test; VBLK_PARAMS are extra insmod
 # parameters of vblk; VBLK_TRANSPORT (pci, the default, or mmio) is the
-# transport of the disks.
+# transport of the disks; IO_CASE_PREFIX (default none) goes before the
+# names of the case log directories (IO_OUT/PREFIXDRIVER/) and the times
+# file (IO_OUT/PREFIXtimes.txt), for a second run into the same IO_OUT.
 
 # io_init: the case times file, the kernel log's problem patterns; fd 3
 # is the test's output (the cases' own output goes to their logs).
 io_init() {
-	TIMES=$IO_OUT/times.txt
+	TIMES=$IO_OUT/${IO_CASE_PREFIX:-}times.txt
 	mkdir -p "$IO_OUT"
 	: >"$TIMES"
 	exec 3>&1
@@ -54,7 +56,7 @@ each_driver() {
 			continue
 		fi
 		DRIVER=$d
-		CASE_DIR=$IO_OUT/$DRIVER
+		CASE_DIR=$IO_OUT/${IO_CASE_PREFIX:-}$DRIVER
 		mkdir -p "$CASE_DIR"
 		run_case "$IO_TAG $DRIVER: attach, fill $REGION" case_attach
 		if [ "$LAST_VERDICT" != ok ]; then

@@ -2,9 +2,10 @@
 # virtio-mmio guest cases: the disks of a QEMU microvm guest (no PCI at
 # all), under the in-tree virtio_blk (over virtio-mmio, the reference),
 # then under vblk's own mmio transport. Runs INSIDE the initramfs guest
-# that scripts/mmio-run boots.
+# that scripts/mmio-run boots (and scripts/arm64-run: arm64's virt
+# machine, whose virtio-mmio devices come from the device tree).
 #
-#   tests/guest/mmio.sh [--legacy]
+#   tests/guest/mmio.sh [--legacy | --pci]
 #
 # Disks (by serial): mm-ref stays with virtio_blk, mm-vblk is moved to
 # vblk (driver_override on its platform device, scripts/vblk-bind). Both
@@ -39,6 +40,15 @@
 # (version 1, QEMU's default): virtio_blk takes mm-vblk, vblk must refuse
 # it with a message that names QEMU's force-legacy=false, and the disk goes
 # back to virtio_blk unharmed.
+#
+# --pci: the same cases on one virtio-blk-pci disk of the same profile,
+# serial pc-a64, under virtio_blk and then vblk (scripts/arm64-run: the
+# virt machine has PCIe too): the transport case wants the disk on a PCI
+# function, vblk's config to say transport pci, irq_mode msix with 2
+# vectors (config and the one queue), complete hardirq (auto on a vector
+# of the queue's own), and its counters doorbells, interrupts and
+# completions. Case names start with "pci", logs go to
+# $MMIO_OUT/pci-<driver>/.
 #
 # Ends with "N passed, N failed, N skipped"; exit 1 on any failure.
 set -euo pipefail
@@ -75,23 +85,33 @@ total() {
 }
 
 case_transport() {
-	local nq want got k
+	local nq want got k cfgs counts
 	mdisk
-	[[ ! $DEV_ADDR =~ ^[0-9a-f]{4}: ]] || fail "$DISK sits on PCI function $DEV_ADDR, not a virtio-mmio device"
-	[ -e "/sys/bus/platform/devices/$DEV_ADDR" ] || fail "$DEV_ADDR is not a platform device"
+	if [ "$VBLK_TRANSPORT" = pci ]; then
+		[[ $DEV_ADDR =~ ^[0-9a-f]{4}: ]] || fail "$DISK sits on $DEV_ADDR, not on a PCI function"
+		step "$DISK on PCI function $DEV_ADDR, driver $DRV"
+		cfgs=("transport pci" "irq_mode msix" "vectors 2" "complete hardirq" "queues 1" "indirect 0")
+		counts="doorbells irqs completions"
+	else
+		[[ ! $DEV_ADDR =~ ^[0-9a-f]{4}: ]] || fail "$DISK sits on PCI function $DEV_ADDR, not a virtio-mmio device"
+		[ -e "/sys/bus/platform/devices/$DEV_ADDR" ] || fail "$DEV_ADDR is not a platform device"
+		step "$DISK on platform device $DEV_ADDR, driver $DRV"
+		cfgs=("transport mmio" "irq_mode intx" "vectors 0" "complete softirq" "queues 1" "indirect 0")
+		counts="doorbells irqs polls completions"
+	fi
 	nq=$(find "/sys/block/$DISK/mq" -mindepth 1 -maxdepth 1 | wc -l)
-	step "$DISK on platform device $DEV_ADDR, driver $DRV, $nq hardware queue(s)"
+	step "$nq hardware queue(s)"
 	[ "$nq" = 1 ] || fail "$nq hardware queues (the disk has num-queues=1)"
 	[ "$DRIVER" = vblk ] || return 0
 	sed 's/^/+   /' "/sys/block/$DISK/vblk/config"
-	for k in "transport mmio" "irq_mode intx" "vectors 0" "complete softirq" "queues 1" "indirect 0"; do
+	for k in "${cfgs[@]}"; do
 		want=${k#* }
 		got=$(cfg "${k%% *}")
 		[ "$got" = "$want" ] || fail "vblk config: ${k%% *} '$got' (want '$want')"
 	done
 	fio_job tr --rw=randread --bs=4k --iodepth=8 --size=8m --do_verify=0 || fail "fio randread failed"
 	sed 's/^/+   /' "/sys/block/$DISK/vblk/counters"
-	for k in doorbells irqs polls completions; do
+	for k in $counts; do
 		got=$(total "$k")
 		[ "${got:-0}" -gt 0 ] || fail "vblk counters: $k is '${got:-}' after I/O (want > 0)"
 	done
@@ -228,15 +248,27 @@ case_silent() {
 }
 
 mmio_cases() {
-	run_case "mmio $DRIVER: transport, interrupt and completion" case_transport
-	run_case "mmio $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
-	run_case "mmio $DRIVER: unbind under fio, bound again" case_unbind_under_fio
-	run_case "mmio $DRIVER: held-open fd across unbind" case_held_fd
-	run_case "mmio $DRIVER: silent device failed within the bound [fault-hook build]" case_silent
+	run_case "$IO_TAG $DRIVER: transport, interrupt and completion" case_transport
+	run_case "$IO_TAG $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
+	run_case "$IO_TAG $DRIVER: unbind under fio, bound again" case_unbind_under_fio
+	run_case "$IO_TAG $DRIVER: held-open fd across unbind" case_held_fd
+	run_case "$IO_TAG $DRIVER: silent device failed within the bound [fault-hook build]" case_silent
 }
 
 main() {
+	if [ "${1:-}" = --pci ]; then
+		VBLK_TRANSPORT=pci IO_TAG=pci IO_CASE_PREFIX=pci-
+		SERIAL_OF=([virtio_blk]=pc-a64 [vblk]=pc-a64)
+	fi
 	io_init
+	if [ "${1:-}" = --pci ]; then
+		echo "# virtio-pci: kernel $(uname -r); disk pc-a64 on PCI"
+		# shellcheck disable=SC2086 # a list
+		each_driver "pci cases" mmio_cases ${MMIO_DRIVERS:-virtio_blk vblk}
+		summary
+		[ "$n_fail" = 0 ]
+		return
+	fi
 	if [ "${1:-}" = --legacy ]; then
 		echo "# virtio-mmio, legacy interface: kernel $(uname -r)"
 		CASE_DIR=$IO_OUT/legacy
