@@ -207,7 +207,11 @@ reload_vblk() {
 	shift
 	local t
 	"$BIND" none "$DEV_ADDR" >/dev/null || fail "unbinding $DEV_ADDR failed"
-	# A disk closed a moment ago may still hold the module for a while.
+	# A disk closed a moment ago may still hold the module for a while:
+	# busybox's timeout leaves a watcher process (forked before the
+	# command, with its descriptors) for up to a second after the command
+	# ended, and the held-open fd case's `timeout 30 dd <&fd` leaves one
+	# holding the disk (seen on arm64: refcnt 1, rmmod EAGAIN).
 	for ((t = 0; t < 50; t++)); do
 		rmmod vblk 2>/dev/null && break
 		nap 0.1
