@@ -173,9 +173,13 @@ run_case() {
 
 # qmp JSON: send one QMP command to this guest's QEMU; QEMU's answer goes to
 # stdout. Fails when QEMU answered with an error or not within 40 s.
+# With VBLK_QMP_PORT (a virtio-serial port whose host end is qmp-agent
+# --stream: scripts/mmio-run) the command goes as a line on the port.
 QMP_N=0
 qmp() {
-	local dir=${VBLK_OUT:?}/qmp name i resp
+	local dir=${VBLK_OUT:-}/qmp name i resp
+	[ -z "${VBLK_QMP_PORT:-}" ] || { qmp_port "$1"; return; }
+	[ -n "${VBLK_OUT:-}" ] || { echo "qmp: neither VBLK_OUT nor VBLK_QMP_PORT" >&2; return 2; }
 	[ -d "$dir" ] || { echo "qmp: no $dir (not booted by scripts/vm-run?)" >&2; return 2; }
 	QMP_N=$((QMP_N + 1))
 	name=$dir/g$$-$BASHPID-$QMP_N
@@ -194,6 +198,39 @@ qmp() {
 	rm -f "$name.req"
 	echo "qmp: no answer to $1" >&2
 	return 1
+}
+
+# The port is opened once, on fd QMP_FD, for the rest of the run; one line
+# out, one line back (the agent answers in order, within 30 s).
+QMP_FD=''
+qmp_port() {
+	local resp
+	if [ -z "$QMP_FD" ]; then
+		exec {QMP_FD}<>"$VBLK_QMP_PORT" || { echo "qmp: cannot open $VBLK_QMP_PORT" >&2; return 2; }
+	fi
+	printf '%s\n' "$1" >&"$QMP_FD"
+	if ! IFS= read -r -t 40 resp <&"$QMP_FD"; then
+		echo "qmp: no answer to $1 on $VBLK_QMP_PORT" >&2
+		return 1
+	fi
+	resp=${resp%$'\r'}
+	printf '%s\n' "$resp"
+	[[ $resp != *'"error"'* ]]
+}
+
+# resize_wait NAME ID BYTES: QMP block_resize of the drive ID names (a JSON
+# member: "node-name": ... or "device": ...) to BYTES, then wait until
+# $DISK shows the new size (the config change interrupt's work); fails
+# the case after 10 s. NAME is for the messages.
+resize_wait() {
+	local s=$1 id=$2 bytes=$3 i
+	qmp "{\"execute\": \"block_resize\", \"arguments\": {$id, \"size\": $bytes}}" >/dev/null ||
+		fail "block_resize $s to $bytes refused"
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "/sys/block/$DISK/size")" = $((bytes / 512)) ] && return 0
+		nap 0.1
+	done
+	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
 }
 
 # ---- the disk manifest (written by scripts/vm-run) --------------------------

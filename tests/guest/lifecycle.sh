@@ -204,14 +204,7 @@ ensure_plugged() {
 # resize SERIAL BYTES: block_resize on the host, then wait until the disk
 # shows the new size (the config interrupt's work).
 resize() {
-	local s=$1 bytes=$2 i
-	qmp "{\"execute\": \"block_resize\", \"arguments\": {\"node-name\": \"$(node_of "$s")\", \"size\": $bytes}}" >/dev/null ||
-		fail "block_resize $s to $bytes refused"
-	for ((i = 0; i < 100; i++)); do
-		[ "$(cat "/sys/block/$DISK/size")" = $((bytes / 512)) ] && return 0
-		nap 0.1
-	done
-	fail "$s: size $(cat "/sys/block/$DISK/size") sectors 10 s after block_resize to $((bytes / 512))"
+	resize_wait "$1" "\"node-name\": \"$(node_of "$1")\"" "$2"
 }
 
 # throttle SERIAL BPS IOPS: QEMU's I/O limits on the disk's drive (QMP

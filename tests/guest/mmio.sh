@@ -28,6 +28,12 @@
 #   held-open fd  the device is unbound while a process holds the disk
 #               open: the unbind ends, reads through the held fd fail
 #               (no hang), the fd closes, the disk comes back
+#   resize      the disk grows by 128 MiB and shrinks back (QMP
+#               block_resize, sent over the virtio-serial port vblk.qmp
+#               to scripts/qmp-agent --stream) while fio writes and
+#               verifies: each new size shows within 10 s (virtio-mmio's
+#               config change: InterruptStatus bit 1 on the one line), and
+#               fio passes. Skipped, saying so, in a boot without the port
 #   silent device (vblk only, the fault-hook build: vblk/lose)  the device
 #               stops answering (its doorbells and completions dropped):
 #               with dev_loss_tmo 4 s, io_timeout 2 s and max_resets 1, two
@@ -251,9 +257,44 @@ case_silent() {
 	step "the plain build holds $DISK again, state $(cfg state)"
 }
 
+# Grow by 128 MiB and shrink back under fio (write and verify).
+case_resize() {
+	local s=${SERIAL_OF[$DRIVER]} size stop=/tmp/mmio-stop-resize-$DRIVER
+	[ -n "${VBLK_QMP_PORT:-}" ] || skip "no QMP port (virtio-serial vblk.qmp) in this boot"
+	disk
+	size=$(($(cat "/sys/block/$DISK/size") * 512))
+	load_start "$stop"
+	sleep 2
+	resize_wait "$s" "\"device\": \"$s\"" $((size + 134217728))
+	step "grown to $(cat "/sys/block/$DISK/size") sectors"
+	sleep 2
+	resize_wait "$s" "\"device\": \"$s\"" "$size"
+	step "back to $(cat "/sys/block/$DISK/size") sectors"
+	sleep 1
+	load_stop "$stop"
+}
+
+# The virtio-serial port named vblk.qmp, if this boot has one (its name
+# comes over the console's control queue, after the probe: wait for it).
+find_qmp_port() {
+	local p i
+	[ "$VBLK_TRANSPORT" = mmio ] || return 0
+	modprobe virtio_mmio 2>/dev/null || true
+	modprobe virtio_console 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		for p in /sys/class/virtio-ports/*; do
+			[ "$(cat "$p/name" 2>/dev/null)" = vblk.qmp ] || continue
+			[ -c "/dev/${p##*/}" ] && VBLK_QMP_PORT=/dev/${p##*/} && return 0
+		done
+		nap 0.1
+	done
+	return 0
+}
+
 mmio_cases() {
 	run_case "$IO_TAG $DRIVER: transport, interrupt and completion" case_transport
 	run_case "$IO_TAG $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
+	run_case "$IO_TAG $DRIVER: resize (grow, shrink back) under fio" case_resize
 	run_case "$IO_TAG $DRIVER: unbind under fio, bound again" case_unbind_under_fio
 	run_case "$IO_TAG $DRIVER: held-open fd across unbind" case_held_fd
 	run_case "$IO_TAG $DRIVER: silent device failed within the bound [fault-hook build]" case_silent
@@ -265,6 +306,7 @@ main() {
 		SERIAL_OF=([virtio_blk]=pc-a64 [vblk]=pc-a64)
 	fi
 	io_init
+	find_qmp_port
 	if [ "${1:-}" = --pci ]; then
 		echo "# virtio-pci: kernel $(uname -r); disk pc-a64 on PCI"
 		# shellcheck disable=SC2086 # a list
@@ -284,7 +326,7 @@ main() {
 	fi
 	local d n=0
 	for d in /sys/bus/platform/drivers/virtio-mmio/*/driver; do [ -e "$d" ] && n=$((n + 1)); done
-	echo "# virtio-mmio: kernel $(uname -r); $n platform device(s) bound to virtio-mmio"
+	echo "# virtio-mmio: kernel $(uname -r); $n platform device(s) bound to virtio-mmio; QMP port ${VBLK_QMP_PORT:-none}"
 	# shellcheck disable=SC2086 # a list
 	each_driver "mmio cases" mmio_cases ${MMIO_DRIVERS:-virtio_blk vblk}
 	summary

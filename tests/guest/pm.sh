@@ -9,7 +9,9 @@
 #   tests/guest/pm.sh [--quick]
 #
 # Disks (by serial): pm-ref stays with virtio_blk, pm-vblk is moved to vblk
-# (driver_override, scripts/vblk-bind). For each driver:
+# (driver_override, scripts/vblk-bind); PM_SERIALS="REF VBLK" names others
+# (scripts/mmio-run runs these cases on its virtio-mmio disks, with
+# VBLK_TRANSPORT=mmio). For each driver:
 #
 #   attach     the driver takes its disk; fio fills the first 64 MiB with
 #              verify blocks (a header with offset and crc32c every 4 KiB)
@@ -30,8 +32,8 @@
 #              header (offset and checksum); a new verified write elsewhere
 #              works; vblk's state is live.
 #
-# A cycle must find fio running before and after it, the disk's PCI
-# function must show its suspend and resume callbacks in the kernel log
+# A cycle must find fio running before and after it, the disk's device (PCI
+# function or virtio-mmio platform device) must show its suspend and resume callbacks in the kernel log
 # (pm_print_times), and for vblk "restarted after sleep" once per cycle.
 # Each cycle prints a "# recovery:" line: how long the write to
 # /sys/power/state took (the test delay included), the disk's suspend and
@@ -50,6 +52,10 @@ export VBLK_BIND_SETTLE=0 # no udev in this guest
 REGION=64m                 # what fio fills, rewrites and verifies
 SPARE=128m                 # offset of the after-the-cycles write
 declare -A SERIAL_OF=([virtio_blk]=pm-ref [vblk]=pm-vblk)
+# PM_SERIALS="REF VBLK": other disks (scripts/mmio-run: mm-ref mm-vblk).
+if [ -n "${PM_SERIALS:-}" ]; then
+	read -r SERIAL_OF[virtio_blk] SERIAL_OF[vblk] <<<"$PM_SERIALS"
+fi
 IO_TAG=pm
 IO_OUT=${PM_OUT:-/tmp/pm-cases}
 
@@ -65,7 +71,10 @@ dmesg_since() { dmesg | tail -n +"$(($1 + 1))" >/tmp/pm-kmsg; }
 # times, and after "ERR" the lines of callbacks that failed.
 callback_ms() {
 	awk -v a=" $1: " 'index($0, a) && / returned -?[0-9]+ after [0-9]+ usecs/ {
+			# The callback: the word before "returned", or before the
+			# name of its module ("vblk_pm_resume [vblk] returned").
 			us = $(NF - 1); cb = $(NF - 5)
+			if (cb ~ /^\[.*\]$/) cb = $(NF - 6)
 			if (cb ~ /suspend|freeze/) { down += us; nd++ }
 			else if (cb ~ /resume|restore|thaw/) { up += us; nu++ }
 			if ($0 !~ / returned 0 /) bad = bad " " $0
