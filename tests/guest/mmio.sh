@@ -278,8 +278,7 @@ case_resize() {
 # comes over the console's control queue, after the probe: wait for it).
 find_qmp_port() {
 	local p i
-	[ "$VBLK_TRANSPORT" = mmio ] || return 0
-	modprobe virtio_mmio 2>/dev/null || true
+	[ "$VBLK_TRANSPORT" != mmio ] || modprobe virtio_mmio 2>/dev/null || true
 	modprobe virtio_console 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
 		for p in /sys/class/virtio-ports/*; do
