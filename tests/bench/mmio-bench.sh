@@ -12,8 +12,9 @@
 #              virtio_blk (arms base and control: the A/A pair) and on the
 #              vblk disk under vblk (arm test); make demo's drv cell
 #   notify     seed 000: vblk's disk, four jobs of 4k random read QD64 on
-#              its one queue, scheduler none; notify_in_lock=0 (base,
-#              control) against notify_in_lock=1 (test)
+#              its one queue, scheduler none; notify_in_lock=1 (base,
+#              control) against notify_in_lock=0 (test), as the main
+#              bench's notify-rt
 #   doorbell   the cost of one doorbell write: each disk in turn (both
 #              drivers) runs 4k random read at QD1 for MB_WINDOW seconds
 #              under the function_graph tracer, filtered to the doorbell
@@ -144,7 +145,8 @@ exp_notify() {
 	vb=$(first_disk vblk) || { bad "notify: no vblk disk"; return; }
 	d=${DISK_OF[$vb]}
 	echo "info notify_queues $(awk 'NR > 1 && $1 != "total" && $1 ~ /^[0-9]+$/' "/sys/block/$d/vblk/counters" | wc -l)"
-	arms notify 4 "base:$d:0 control:$d:0 test:$d:1"
+	echo "info notify_arms base=1 control=1 test=0"
+	arms notify 4 "base:$d:1 control:$d:1 test:$d:0"
 	ok "notify: $REPS rounds"
 }
 
