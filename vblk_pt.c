@@ -29,8 +29,8 @@
  * does at removal, answered by a device still running, or failed (-EIO)
  * by the removal and recovery path (passthrough requests are never
  * requeued after a device reset either: they fail with -EIO). A command
- * submitted through a file still open afterwards fails with -ENODEV: at
- * once once the state is GONE, else from blk_mq_alloc_request() on the
+ * submitted through a file still open afterwards fails with -ENODEV:
+ * straight away in state GONE, else from blk_mq_alloc_request() on the
  * dying queue.
  *
  * Locking: none of its own. The minor IDA has its own lock; the command
@@ -64,7 +64,7 @@
 #include "vblk_compat.h"
 #include "vblk_pt_check.h"
 
-#define VBLK_PT_MINORS	(1U << MINORBITS)
+#define VBLK_PT_MINORS	BIT(MINORBITS)
 
 static_assert(sizeof(struct vblk_pt_cmd) == 32);
 
@@ -278,7 +278,7 @@ static int vblk_pt_submit(struct vblk_dev *vb, struct io_uring_cmd *ioucmd,
 	vblk_pt_read_cmd(ioucmd, &c);
 	if (READ_ONCE(vb->state) == VBLK_GONE)
 		return -ENODEV;
-	if (!IS_ENABLED(VBLK_HAVE_RQ_POLL) && (issue_flags & IO_URING_F_IOPOLL))
+	if (!VBLK_CAN_RQ_POLL && (issue_flags & IO_URING_F_IOPOLL))
 		return -EOPNOTSUPP;
 	vblk_pt_limits(vb, &lim);
 	err = vblk_pt_check(&c, fixed, may, vblk_pt_admin(&c, may), &lim);
@@ -422,7 +422,7 @@ int vblk_pt_init(void)
 		unregister_chrdev_region(vblk_pt_devt, VBLK_PT_MINORS);
 		return err;
 	}
-	if (!IS_ENABLED(VBLK_HAVE_RQ_POLL))
+	if (!VBLK_CAN_RQ_POLL)
 		pr_info("vblk: passthrough: this kernel has no blk_rq_poll(): IORING_SETUP_IOPOLL commands fail with -EOPNOTSUPP\n");
 	if (!IS_ENABLED(CONFIG_IO_URING))
 		pr_info("vblk: passthrough: kernel built without io_uring: the char devices take no commands\n");

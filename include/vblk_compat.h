@@ -313,6 +313,13 @@ static inline void vblk_rq_set_ioprio(struct request *rq, unsigned short prio)
 #endif
 }
 
+/* Polled passthrough requests: blk_rq_poll() (6.12, 7.3; not 6.1). */
+#ifdef VBLK_HAVE_RQ_POLL
+#define VBLK_CAN_RQ_POLL	true
+#else
+#define VBLK_CAN_RQ_POLL	false
+#endif
+
 /* A request's end_io: 7.3 passes the completion batch too. */
 #ifdef VBLK_HAVE_END_IO_IOB
 #define VBLK_END_IO_ARGS	struct request *rq, blk_status_t status, \

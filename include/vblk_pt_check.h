@@ -29,8 +29,8 @@ typedef __u64 u64;
 #include "uapi/vblk_pt.h"
 
 /* What the opener may do: the file's open mode, as bits. */
-#define VBLK_PT_MAY_READ	(1U << 0)
-#define VBLK_PT_MAY_WRITE	(1U << 1)
+#define VBLK_PT_MAY_READ	0x1U
+#define VBLK_PT_MAY_WRITE	0x2U
 
 /*
  * The disk as the checks see it, taken from its queue limits at submit.
