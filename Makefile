@@ -81,7 +81,7 @@ setup:
 	$(TOP)/scripts/setup
 
 ptbench:
-	set -e; . $(TOP)/scripts/lab-env; cd $(TOP); lab_run make -C tools/vblk-ptbench
+	bash -c '. "$(TOP)/scripts/lab-env" && cd "$(TOP)" && lab_run make -C tools/vblk-ptbench'
 
 debug-kernel:
 	$(TOP)/scripts/debug-kernel
