@@ -464,12 +464,15 @@ static int setup(struct bench *b)
 	flags = b->o.write && !b->o.random_cmds ? O_RDWR : O_RDONLY;
 	if (getenv("VBLK_PTBENCH_RDWR"))
 		flags = O_RDWR;
-	b->fd = open(b->o.path, flags | O_DIRECT);
-	if (b->fd < 0 || fstat(b->fd, &st))
+	if (stat(b->o.path, &st))
 		return -errno;
 	b->pt = S_ISCHR(st.st_mode);
 	if (!b->pt && !S_ISBLK(st.st_mode))
 		return -ENOTBLK;
+	/* O_DIRECT is for the block device: a char device refuses it. */
+	b->fd = open(b->o.path, flags | (b->pt ? 0 : O_DIRECT));
+	if (b->fd < 0)
+		return -errno;
 	if (b->o.random_cmds && !b->pt)
 		return -ENOTTY;
 	ret = target_geometry(b);
