@@ -29,9 +29,10 @@
  * does at removal, answered by a device still running, or failed (-EIO)
  * by the removal and recovery path (passthrough requests are never
  * requeued after a device reset either: they fail with -EIO). A command
- * submitted through a file still open afterwards fails with -ENODEV:
- * straight away in state GONE, else from blk_mq_alloc_request() on the
- * dying queue.
+ * submitted once removal has begun fails with -ENODEV: straight away in
+ * state DELETING or GONE, else from blk_mq_alloc_request() on the dying
+ * queue (a removal of a dead device goes through DEAD, where commands
+ * fail with -EIO or, once the capacity is 0, -ERANGE).
  *
  * Locking: none of its own. The minor IDA has its own lock; the command
  * is copied out of the SQE field by field (READ_ONCE: user space may be
@@ -185,6 +186,18 @@ static void vblk_pt_limits(struct vblk_dev *vb, struct vblk_pt_limits *l)
 	l->read_only = get_disk_ro(vb->disk);
 }
 
+/*
+ * Removal has begun (DELETING, or GONE after it): del_gendisk sets the
+ * capacity to 0, and a command would otherwise be told -ERANGE. One that
+ * comes just before still meets the dying queue (-ENODEV), or is drained.
+ */
+static bool vblk_pt_removed(struct vblk_dev *vb)
+{
+	enum vblk_state st = READ_ONCE(vb->state);
+
+	return st == VBLK_DELETING || st == VBLK_GONE;
+}
+
 static unsigned int vblk_pt_may(struct file *file)
 {
 	return (file->f_mode & FMODE_READ ? VBLK_PT_MAY_READ : 0) |
@@ -276,7 +289,7 @@ static int vblk_pt_submit(struct vblk_dev *vb, struct io_uring_cmd *ioucmd,
 	int err;
 
 	vblk_pt_read_cmd(ioucmd, &c);
-	if (READ_ONCE(vb->state) == VBLK_GONE)
+	if (vblk_pt_removed(vb))
 		return -ENODEV;
 	if (!VBLK_CAN_RQ_POLL && (issue_flags & IO_URING_F_IOPOLL))
 		return -EOPNOTSUPP;
