@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Task-work callbacks take a struct io_tw_req and a token (6.18+). */
+/* Task-work callbacks take a struct io_tw_req and a token (7.3; not 6.12). */
 #include <linux/io_uring/cmd.h>
 static void cb(struct io_tw_req tw_req, io_tw_token_t tw)
 {
