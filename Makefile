@@ -22,6 +22,8 @@
 #   make check-debug      setup, unit and the debug stage alone (debug kernel:
 #                         KASAN, lockdep; scripts/debug-kernel)
 #   make debug-kernel     build the lab's debug kernel (cached)
+#   make ptbench          tools/vblk-ptbench (io_uring client for the passthrough
+#                         char device and block devices), built in the lab chroot
 #   make bench / demo     the benchmark (full / quick) on 6.12
 #   make bench KERNELS=6.1,6.12,7.3 [BENCH_MODE=headline]   one boot per kernel,
 #                         then one table across kernels (DIR-matrix.md)
@@ -41,7 +43,7 @@ endif
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_DIR
 
-.PHONY: all modules install modules_install install-udev lint lint-arm64 unit check setup clean bench demo guest debug-kernel check-debug
+.PHONY: all modules install modules_install install-udev lint lint-arm64 unit check setup clean bench demo guest debug-kernel check-debug ptbench
 
 ifneq ($(KVER),)
 KBUILD_TARGET := $(KVER)
@@ -77,6 +79,9 @@ unit:
 
 setup:
 	$(TOP)/scripts/setup
+
+ptbench:
+	bash -c '. "$(TOP)/scripts/lab-env" && cd "$(TOP)" && lab_run make -C tools/vblk-ptbench'
 
 debug-kernel:
 	$(TOP)/scripts/debug-kernel
@@ -121,4 +126,5 @@ clean:
 	rm -f $(TOP)/include/vblk_compat_probes.h $(TOP)/include/vblk_compat_probes.log \
 		$(TOP)/include/.vblk_compat_probes.h.cmd
 	$(MAKE) -C $(TOP)/tests/unit clean
+	$(MAKE) -C $(TOP)/tools/vblk-ptbench clean
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null

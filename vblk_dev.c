@@ -578,6 +578,7 @@ int vblk_dev_probe(struct device *dev, vblk_tp_init_fn init, void *bus_dev)
 	err = vblk_add_disk(vb);
 	if (err)
 		goto err_irqs;
+	vblk_pt_add(vb);
 
 	dev_info(dev,
 		 "%s: %llu sectors, %u+%u queues x %u (depth %u), %s %s, %s completion%s%s\n",
@@ -644,11 +645,14 @@ static void vblk_remove_begin(struct vblk_dev *vb)
 
 /*
  * Device side down; the disk may stay open (vb lives until free_disk).
- * del_gendisk drains the queue; then the device stops for good (GONE), and
- * only after its interrupts are freed can no work item be scheduled again.
+ * The passthrough char device goes first (no new opens; its open files
+ * hold vb). del_gendisk drains the queue, passthrough commands included;
+ * then the device stops for good (GONE), and only after its interrupts
+ * are freed can no work item be scheduled again.
  */
 void vblk_dev_remove(struct vblk_dev *vb)
 {
+	vblk_pt_remove(vb);
 	vblk_remove_begin(vb);
 	cancel_work_sync(&vb->config_work);
 	del_gendisk(vb->disk);

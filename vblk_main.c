@@ -191,12 +191,21 @@ static int __init vblk_init(void)
 	int err;
 
 	vblk_fault_announce();
-	err = platform_driver_register(&vblk_mmio_driver);
+	err = vblk_pt_init();
 	if (err)
 		return err;
+	err = platform_driver_register(&vblk_mmio_driver);
+	if (err)
+		goto err_pt;
 	err = pci_register_driver(&vblk_pci_driver);
 	if (err)
-		platform_driver_unregister(&vblk_mmio_driver);
+		goto err_mmio;
+	return 0;
+
+err_mmio:
+	platform_driver_unregister(&vblk_mmio_driver);
+err_pt:
+	vblk_pt_exit();
 	return err;
 }
 
@@ -204,6 +213,7 @@ static void __exit vblk_exit(void)
 {
 	pci_unregister_driver(&vblk_pci_driver);
 	platform_driver_unregister(&vblk_mmio_driver);
+	vblk_pt_exit();
 	vblk_disk_exit();
 }
 

@@ -47,6 +47,7 @@ struct vblk_req {
 	bool requeue;		/* ... and to be issued again */
 	u8 retries;		/* requeues after a device recovery */
 	bool one_buf;		/* data mapped as one buffer: sg[0]'s DMA fields */
+	u8 pt_op;		/* DRV_IN/OUT: VBLK_PT_OP_*, 0: vblk's GET_ID */
 	u16 timeouts;		/* request timeouts since it was issued */
 	u16 nents;		/* scatterlist entries (before DMA mapping) */
 	u16 ndesc;		/* descriptors in the request's table */
@@ -144,6 +145,36 @@ static enum dma_data_direction vblk_rq_dir(struct request *rq)
 	return rq_data_dir(rq) == WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 }
 
+/*
+ * A passthrough request (REQ_OP_DRV_IN/OUT) carries its operation in the
+ * PDU (vblk_mq_pt_init), its sector in the request's position and its
+ * length in its bytes; pt_op 0 is vblk's own GET_ID (vblk_mq_get_serial).
+ * The direction must match: vblk_pt.c picks it, this makes sure.
+ */
+static int vblk_pt_type(struct request *rq)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+	bool in = req_op(rq) == REQ_OP_DRV_IN;
+
+	switch (vr->pt_op) {
+	case 0:
+	case VBLK_PT_OP_GET_ID:
+		return in ? VIRTIO_BLK_T_GET_ID : -1;
+	case VBLK_PT_OP_READ:
+		return in ? VIRTIO_BLK_T_IN : -1;
+	case VBLK_PT_OP_WRITE:
+		return in ? -1 : VIRTIO_BLK_T_OUT;
+	case VBLK_PT_OP_FLUSH:
+		return in ? -1 : VIRTIO_BLK_T_FLUSH;
+	case VBLK_PT_OP_DISCARD:
+		return in ? -1 : VIRTIO_BLK_T_DISCARD;
+	case VBLK_PT_OP_WRITE_ZEROES:
+		return in ? -1 : VIRTIO_BLK_T_WRITE_ZEROES;
+	default:
+		return -1;
+	}
+}
+
 static int vblk_rq_type(struct request *rq)
 {
 	switch (req_op(rq)) {
@@ -160,7 +191,8 @@ static int vblk_rq_type(struct request *rq)
 	case REQ_OP_SECURE_ERASE:
 		return VIRTIO_BLK_T_SECURE_ERASE;
 	case REQ_OP_DRV_IN:
-		return VIRTIO_BLK_T_GET_ID;
+	case REQ_OP_DRV_OUT:
+		return vblk_pt_type(rq);
 	default:
 		return -1;
 	}
@@ -250,7 +282,8 @@ static bool vblk_is_range_cmd(int type)
  * bio, contiguous bios merged (a request merged the ordinary way is one
  * range, only discard's multi-range merges need more). The block layer
  * keeps a request within max_discard_segments, so a full table is a bug
- * here, not something the device did.
+ * here, not something the device did. A passthrough request has no bio:
+ * its one range is its position and length (vblk_mq_pt_init).
  */
 static blk_status_t vblk_fill_ranges(struct vblk_queue *q, struct request *rq,
 				     struct vblk_range *r, unsigned int cap,
@@ -261,6 +294,17 @@ static blk_status_t vblk_fill_ranges(struct vblk_queue *q, struct request *rq,
 	struct bio *bio;
 	int err = 0;
 
+	if (blk_rq_is_passthrough(rq)) {
+		struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+		if (vr->pt_op == VBLK_PT_OP_WRITE_ZEROES &&
+		    !(rq->cmd_flags & REQ_NOUNMAP))
+			flags = VBLK_RANGE_F_UNMAP;
+		if (cap)
+			err = vblk_range_add(&t, blk_rq_pos(rq),
+					     blk_rq_sectors(rq), flags);
+		goto out;
+	}
 	if (req_op(rq) == REQ_OP_WRITE_ZEROES && !(rq->cmd_flags & REQ_NOUNMAP))
 		flags = VBLK_RANGE_F_UNMAP;
 	__rq_for_each_bio(bio, rq) {
@@ -269,6 +313,7 @@ static blk_status_t vblk_fill_ranges(struct vblk_queue *q, struct request *rq,
 		if (err)
 			break;
 	}
+out:
 	if (err || !t.n) {
 		dev_err_ratelimited(vblk_dev_of(q->vb),
 				    "queue %u: %s of %u sectors at %llu does not fit %u ranges (%d)\n",
@@ -857,6 +902,7 @@ int vblk_mq_get_serial(struct vblk_dev *vb)
 		err = PTR_ERR(rq);
 		goto out;
 	}
+	vblk_mq_pt_init(rq, 0, 0, 0);
 	err = vblk_rq_map_kern(rq, buf, VBLK_SERIAL_LEN);
 	if (!err)
 		err = blk_status_to_errno(blk_execute_rq(rq, false));
@@ -866,4 +912,23 @@ int vblk_mq_get_serial(struct vblk_dev *vb)
 out:
 	kfree(buf);
 	return err;
+}
+
+/*
+ * Make a passthrough request (REQ_OP_DRV_IN/OUT, allocated by vblk_pt.c)
+ * the command op (VBLK_PT_OP_*, checked already) at sector. A command
+ * without data (flush, discard, write zeroes) has no bio: its length in
+ * bytes is kept in the request's own length, which blk-mq leaves alone
+ * for a request without bios, and which the range table is made from.
+ * A command with data got its length from the mapping; bytes is 0 then.
+ */
+void vblk_mq_pt_init(struct request *rq, unsigned int op, u64 sector,
+		     unsigned int bytes)
+{
+	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
+
+	vr->pt_op = op;
+	rq->__sector = sector;
+	if (!rq->bio)
+		rq->__data_len = bytes;
 }

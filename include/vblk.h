@@ -23,6 +23,9 @@
  *   vblk_mmio.c    virtio-mmio version 2 transport (the same)
  *   vblk_ring.c    split virtqueue (no knowledge of blk-mq or PCI)
  *   vblk_cmd.c     range tables and range-command limits (pure; unit-tested)
+ *   vblk_pt.c      io_uring passthrough: a char device per disk, commands
+ *                  as blk-mq requests on the disk's queue
+ *   vblk_pt_check.c  the checks of a passthrough command (pure; unit-tested)
  *
  * Layers, top down: vblk_main.c registers the bus drivers, whose
  * callbacks call the lifecycle (vblk_dev.c). vblk_setup.c, vblk_disk.c,
@@ -33,7 +36,9 @@
  * vblk_ring.c and the transport (vblk_transport.c over vblk_pci.c or
  * vblk_mmio.c, through struct vblk_transport_ops); ring and transports
  * call nothing of vblk's above them.
- * vblk_params.c and vblk_cmd.c are leaves. The I/O path reports upward
+ * vblk_pt.c serves the lifecycle at probe and remove, and sends its
+ * commands down through blk-mq into vblk_mq.c like any request.
+ * vblk_params.c, vblk_cmd.c and vblk_pt_check.c are leaves. The I/O path reports upward
  * only through vb->events (struct vblk_events below), or through state it
  * reads (vb->state); it never calls a function of the files above it.
  *
@@ -63,12 +68,15 @@
 #define VBLK_H
 
 #include <linux/blk-mq.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
 #include <linux/spinlock.h>
 #include <linux/virtio_blk.h>
 #include <linux/workqueue.h>
 
+#include "uapi/vblk_pt.h"
 #include "vblk_cmd.h"
 #include "vblk_fault.h"
 #include "vblk_ring.h"
@@ -264,6 +272,16 @@ struct vblk_queue {
 	struct vblk_pool pool;			/* tables of large requests */
 };
 
+/*
+ * The passthrough char device (vblk_pt.c): its struct device holds a
+ * gendisk reference until its release, so vb outlives every open file.
+ */
+struct vblk_pt {
+	struct cdev cdev;
+	struct device dev;
+	bool added;			/* between vblk_pt_add and _remove */
+};
+
 struct vblk_dev {
 	struct vblk_transport tp;	/* include/vblk_transport.h */
 	struct gendisk *disk;
@@ -305,6 +323,8 @@ struct vblk_dev {
 	bool have_serial;
 	u64 config_irqs;
 	u64 shared_irqs;		/* interrupts on a shared vector / INTx */
+
+	struct vblk_pt pt;		/* /dev/<disk>c0 */
 
 	/* Test hook (vblk/lose); empty unless CONFIG_VBLK_FAULT_INJECT. */
 	struct vblk_fault fault;
@@ -376,6 +396,8 @@ static inline void vblk_mq_fault_status(struct vblk_queue *q, void *token)
 #endif
 void vblk_mq_reclaim_inflight(struct vblk_dev *vb, bool requeue);
 int vblk_mq_get_serial(struct vblk_dev *vb);
+void vblk_mq_pt_init(struct request *rq, unsigned int op, u64 sector,
+		     unsigned int bytes);
 
 /*
  * The upper files, called by the lifecycle (vblk_dev.c) at probe and
@@ -397,6 +419,12 @@ int vblk_create_disk(struct vblk_dev *vb, const struct vblk_limits *lim);
 void vblk_destroy_disk(struct vblk_dev *vb);
 int vblk_add_disk(struct vblk_dev *vb);
 void vblk_disk_exit(void);
+
+/* vblk_pt.c: the passthrough char device, after add_disk, before del_gendisk */
+void vblk_pt_add(struct vblk_dev *vb);
+void vblk_pt_remove(struct vblk_dev *vb);
+int vblk_pt_init(void);
+void vblk_pt_exit(void);
 
 /* vblk_sysfs.c: the groups device_add_disk() creates */
 extern const struct attribute_group *vblk_attr_groups[];

@@ -17,6 +17,12 @@
 
 #include "vblk_compat_probes.h"
 
+#ifdef VBLK_HAVE_URING_CMD_H
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
 /* Limits the driver derives from the device config. */
 struct vblk_limits {
 	unsigned int logical_block_size;
@@ -220,6 +226,106 @@ static inline int vblk_rq_map_kern(struct request *rq, void *buf,
 #define VBLK_MQ_F_MERGE		BLK_MQ_F_SHOULD_MERGE
 #else
 #define VBLK_MQ_F_MERGE		0
+#endif
+
+/* ---- io_uring passthrough (vblk_pt.c) ---------------------------------- */
+
+/*
+ * The SQE's command area as a typed pointer. 7.3 checks the size against
+ * a 128-byte SQE's area (io_uring_sqe128_cmd); 6.12 hands out the SQE;
+ * 6.1 the area itself.
+ */
+#if defined(VBLK_HAVE_URING_SQE128_CMD)
+#define vblk_uring_cmd_area(ioucmd, type) \
+	io_uring_sqe128_cmd((ioucmd)->sqe, type)
+#elif defined(VBLK_HAVE_URING_CMD_SQE)
+#define vblk_uring_cmd_area(ioucmd, type) \
+	((const type *)io_uring_sqe_cmd((ioucmd)->sqe))
+#else
+#define vblk_uring_cmd_area(ioucmd, type) \
+	((const type *)(ioucmd)->cmd)
+#endif
+
+/* Post the CQE; vblk has no second result for CQE32. */
+static inline void vblk_uring_cmd_done(struct io_uring_cmd *ioucmd, int res,
+				       unsigned int issue_flags)
+{
+#ifdef VBLK_HAVE_URING_CMD_DONE3
+	io_uring_cmd_done(ioucmd, res, issue_flags);
+#else
+	io_uring_cmd_done(ioucmd, res, 0, issue_flags);
+#endif
+}
+
+/*
+ * A task-work callback: declare it with VBLK_URING_TW_ARGS, get its
+ * command with vblk_uring_tw_cmd() and its issue flags with
+ * VBLK_URING_TW_FLAGS (7.3 passes a struct io_tw_req and a token).
+ */
+#ifdef VBLK_HAVE_URING_TW_REQ
+#define VBLK_URING_TW_ARGS	struct io_tw_req tw_req, io_tw_token_t tw
+#define vblk_uring_tw_cmd()	io_uring_cmd_from_tw(tw_req)
+#define VBLK_URING_TW_FLAGS	IO_URING_CMD_TASK_WORK_ISSUE_FLAGS
+#else
+#define VBLK_URING_TW_ARGS	struct io_uring_cmd *tw_cmd, unsigned int tw_flags
+#define vblk_uring_tw_cmd()	(tw_cmd)
+#define VBLK_URING_TW_FLAGS	(tw_flags)
+#endif
+
+/*
+ * Completion in the submitter's task: lazily where the kernel can (its
+ * wakeup waits until the task's waiter wants more), else at once.
+ */
+#ifdef VBLK_HAVE_URING_CMD_LAZY
+#define vblk_uring_cmd_to_task(ioucmd, fn) \
+	io_uring_cmd_do_in_task_lazy(ioucmd, fn)
+#else
+#define vblk_uring_cmd_to_task(ioucmd, fn) \
+	io_uring_cmd_complete_in_task(ioucmd, fn)
+#endif
+
+/* An io_uring registered buffer as an iov_iter (ITER_BVEC). */
+static inline int vblk_uring_import_fixed(u64 addr, unsigned long len,
+					  int dir, struct iov_iter *iter,
+					  struct io_uring_cmd *ioucmd,
+					  unsigned int issue_flags)
+{
+#ifdef VBLK_HAVE_URING_IMPORT_FLAGS
+	return io_uring_cmd_import_fixed(addr, len, dir, iter, ioucmd,
+					 issue_flags);
+#else
+	return io_uring_cmd_import_fixed(addr, len, dir, iter, ioucmd);
+#endif
+}
+
+/*
+ * A passthrough request's I/O priority: the request's own (6.1), or that
+ * of its bio (later kernels read it from there); a request without data
+ * has none there, and goes at the default priority.
+ */
+static inline void vblk_rq_set_ioprio(struct request *rq, unsigned short prio)
+{
+#ifdef VBLK_HAVE_RQ_IOPRIO
+	rq->ioprio = prio;
+#else
+	if (rq->bio)
+		rq->bio->bi_ioprio = prio;
+#endif
+}
+
+/* Polled passthrough requests: blk_rq_poll() (6.12, 7.3; not 6.1). */
+#ifdef VBLK_HAVE_RQ_POLL
+#define VBLK_CAN_RQ_POLL	true
+#else
+#define VBLK_CAN_RQ_POLL	false
+#endif
+
+/* A request's end_io: 7.3 passes the completion batch too. */
+#ifdef VBLK_HAVE_END_IO_IOB
+#define VBLK_END_IO_ARGS	struct request *rq, blk_status_t status, \
+				const struct io_comp_batch *iob
+#else
+#define VBLK_END_IO_ARGS	struct request *rq, blk_status_t status
 #endif
 
 #endif /* VBLK_COMPAT_H */
