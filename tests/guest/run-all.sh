@@ -11,11 +11,13 @@
 # 5. witness.sh (the host as witness: QEMU's accounting and trace of
 #    flushes, discards, write zeroes, injected errors, queues, doorbells)
 #    for virtio_blk, then vblk;
-# 6. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
+# 6. passthru.sh: vblk's io_uring passthrough (/dev/<disk>c0), with
+#    QEMU's accounting as the witness (vblk only);
+# 7. lifecycle.sh (removal, failure, FLR, sleep) against virtio_blk, then
 #    vblk (LIFE= leaves it out with a skip line).
 # --suites LIST runs only the suites named in LIST (commas): virtio_blk
 # (1), vblk (2), vblk-only (3), parity (4), witness (5: both drivers),
-# life (6: both drivers); the default is all of them. A named suite that cannot run here (no vblk.ko,
+# passthru (6), life (7: both drivers); the default is all of them. A named suite that cannot run here (no vblk.ko,
 # no disks of group "life") is a failure, not a silent skip.
 # No vblk.ko, a suite script that is missing or not executable, or no
 # lifecycle disks: each is a failure ("FAIL - suite NAME: why"), never a
@@ -33,8 +35,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 OUT=${VBLK_OUT:-/tmp}
-quick=() group=() suites=virtio_blk,vblk,vblk-only,parity,witness,life all=1 ref=1
-SUITES="virtio_blk vblk vblk-only parity witness life"
+quick=() group=() suites=virtio_blk,vblk,vblk-only,parity,witness,passthru,life all=1 ref=1
+SUITES="virtio_blk vblk vblk-only parity witness passthru life"
 
 # Whether suite $1 is to run.
 want() { [[ ,$suites, == *",$1,"* ]]; }
@@ -146,6 +148,10 @@ main() {
 				no_ref witness-virtio_blk
 			fi
 			run_suite witness-vblk env DRIVER=vblk "$here/witness.sh"
+		fi
+		# vblk's io_uring passthrough, QEMU's accounting as the witness.
+		if want passthru && have passthru passthru.sh; then
+			run_suite passthru "$here/passthru.sh" "${quick[@]}"
 		fi
 		# Lifecycle faults: the reference first, then vblk. LIFE= (empty)
 		# leaves them out, and says so; without its disks they fail.

@@ -35,6 +35,7 @@ struct opts {
 	uint64_t size;		/* bytes of the target used; 0: all */
 	long random_cmds;
 	unsigned int seed;
+	const char *cmd;	/* --cmd OP[:SECTOR[:LEN[:FLAGS]]] */
 };
 
 struct bench {
@@ -68,7 +69,13 @@ static void usage(void)
 	      "  --verify         write: a pattern of each block's number;\n"
 	      "                   read: check that pattern\n"
 	      "  --random-cmds N  send N random passthrough commands, count the\n"
-	      "                   answers by errno (with --seed S)\n", stderr);
+	      "                   answers by errno (with --seed S)\n"
+	      "  --cmd OP[:SECTOR[:LEN[:FLAGS]]]  one passthrough command\n"
+	      "                   (OP: read write flush discard zeroes id;\n"
+	      "                   read and write move LEN bytes of a buffer,\n"
+	      "                   write's holding --verify's pattern); prints\n"
+	      "                   \"cmd OP res N\" or \"cmd OP error ENAME\",\n"
+	      "                   exit status 0 or 3 (refused)\n", stderr);
 	exit(2);
 }
 
@@ -93,7 +100,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "regfile", 0, 0, 'R' }, { "iopoll", 0, 0, 'P' },
 		{ "runtime", 1, 0, 't' }, { "size", 1, 0, 's' },
 		{ "verify", 0, 0, 'V' }, { "random-cmds", 1, 0, 'X' },
-		{ "seed", 1, 0, 'S' }, { "help", 0, 0, 'h' }, { 0 },
+		{ "seed", 1, 0, 'S' }, { "cmd", 1, 0, 'C' },
+		{ "help", 0, 0, 'h' }, { 0 },
 	};
 	int c;
 
@@ -118,6 +126,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'V': o->verify = true; break;
 		case 'X': o->random_cmds = atol(optarg); break;
 		case 'S': o->seed = strtoul(optarg, NULL, 0); break;
+		case 'C': o->cmd = optarg; break;
 		default: usage();
 		}
 	}
@@ -451,6 +460,66 @@ static int run_random(struct bench *b)
 	return 0;
 }
 
+/* ---- one command (--cmd) -------------------------------------------------- */
+
+static const char *const op_names[] = {
+	[VBLK_PT_OP_READ] = "read", [VBLK_PT_OP_WRITE] = "write",
+	[VBLK_PT_OP_FLUSH] = "flush", [VBLK_PT_OP_DISCARD] = "discard",
+	[VBLK_PT_OP_WRITE_ZEROES] = "zeroes", [VBLK_PT_OP_GET_ID] = "id",
+};
+
+static int run_cmd(struct bench *b)
+{
+	struct vblk_pt_cmd c = { .version = VBLK_PT_VERSION };
+	struct io_uring_sqe *sqe;
+	unsigned long long sector = 0, len = 0, flags = 0;
+	struct io_uring_cqe *cqe;
+	char name[16] = "";
+	void *buf = NULL;
+	unsigned int i;
+	int ret;
+
+	if (sscanf(b->o.cmd, "%15[a-z]:%llu:%llu:%llu", name, &sector, &len, &flags) < 1)
+		usage();
+	for (i = 1; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+		if (op_names[i] && !strcmp(name, op_names[i]))
+			c.op = i;
+	if (!c.op || len > (1U << 30))
+		usage();
+	c.sector = sector;
+	c.len = len;
+	c.flags = flags;
+	if (len && (c.op == VBLK_PT_OP_READ || c.op == VBLK_PT_OP_WRITE ||
+		    c.op == VBLK_PT_OP_GET_ID)) {
+		buf = alloc_buf(len);
+		if (!buf)
+			return -ENOMEM;
+		if (c.op == VBLK_PT_OP_WRITE)
+			pattern(buf, len, sector, len);
+		c.addr = (uintptr_t)buf;
+	}
+	sqe = io_uring_get_sqe(&b->ring);
+	if (!sqe)
+		return -EBUSY;
+	pt_prep(sqe, b->ufd, b->o.regfile, &c, -1);
+	ret = io_uring_submit_and_wait(&b->ring, 1);
+	if (ret < 0)
+		return ret;
+	ret = io_uring_wait_cqe(&b->ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(&b->ring, cqe);
+	if (ret >= 0) {
+		printf("cmd %s res %d\n", name, ret);
+		if (c.op == VBLK_PT_OP_GET_ID && buf)
+			printf("id %.20s\n", (char *)buf);
+		return 0;
+	}
+	printf("cmd %s error %s\n", name, strerrorname_np(-ret) ?: "?");
+	return 1;
+}
+
 /* ---- setup -------------------------------------------------------------- */
 
 static int setup(struct bench *b)
@@ -461,7 +530,7 @@ static int setup(struct bench *b)
 	struct stat st;
 	int flags, ret;
 
-	flags = b->o.write && !b->o.random_cmds ? O_RDWR : O_RDONLY;
+	flags = b->o.write && !b->o.random_cmds && !b->o.cmd ? O_RDWR : O_RDONLY;
 	if (getenv("VBLK_PTBENCH_RDWR"))
 		flags = O_RDWR;
 	if (stat(b->o.path, &st))
@@ -473,12 +542,12 @@ static int setup(struct bench *b)
 	b->fd = open(b->o.path, flags | (b->pt ? 0 : O_DIRECT));
 	if (b->fd < 0)
 		return -errno;
-	if (b->o.random_cmds && !b->pt)
+	if ((b->o.random_cmds || b->o.cmd) && !b->pt)
 		return -ENOTTY;
 	ret = target_geometry(b);
 	if (ret)
 		return ret;
-	if (!b->blocks && !b->o.random_cmds)
+	if (!b->blocks && !b->o.random_cmds && !b->o.cmd)
 		return -ENOSPC;
 	while (entries < 2 * b->o.qd)
 		entries <<= 1;
@@ -526,6 +595,15 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "vblk-ptbench: %s: %s\n", b.o.path, strerror(-ret));
 		return 1;
+	}
+	if (b.o.cmd) {
+		ret = run_cmd(&b);
+		io_uring_queue_exit(&b.ring);
+		if (ret < 0) {
+			fprintf(stderr, "vblk-ptbench: %s\n", strerror(-ret));
+			return 1;
+		}
+		return ret ? 3 : 0;
 	}
 	ret = b.o.random_cmds ? run_random(&b) : run_bench(&b);
 	io_uring_queue_exit(&b.ring);
