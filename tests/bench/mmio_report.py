@@ -9,7 +9,8 @@ For an A/B experiment (drv, notify): per round, the ratio test/base and the
 A/A ratio control/base (the same configuration measured twice); the cell's
 ratio is the median over rounds, its noise the A/A's largest distance from
 1 (its spread). Verdict: "win" when the ratio's distance from 1 is above
-twice the A/A's and above 2 %, "loss" likewise below, else "same".
+twice the A/A median's, above the A/A spread and above 2 %, "loss"
+likewise below, else "same" (within the noise).
 For drv, test is vblk and base virtio_blk: under icount IOPS per guest
 second is the inverse of guest instructions per I/O, so the ratio reads as
 "virtio_blk's instructions per I/O / vblk's". For notify, test is
@@ -68,7 +69,7 @@ def cell(runs, exp, aa_ref="base"):
     noise = max(abs(x - 1) for x in aa)
     d = med - 1
     verdict = "same"
-    if abs(d) > max(2 * abs(aa_med - 1), 0.02):
+    if abs(d) > max(2 * abs(aa_med - 1), noise, 0.02):
         verdict = "win" if d > 0 else "loss"
     out = {"exp": exp, "rounds": len(rounds), "ratio": med, "aa": aa_med, "aa_spread": noise,
            "verdict": verdict}
