@@ -255,6 +255,9 @@ main() {
 	[ -x "$PT" ] || { echo "FAIL - passthru: no $PT (make ptbench)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	load_manifest ""
 	case_logs passthru
+	# A kernel log problem before the first case is not its fault.
+	load_patterns
+	kmsg_scan
 	echo "# passthrough on $S, kernel $(uname -r)"
 	run_case "passthru: char device with the disk" case_cdev
 	run_case "passthru: verified I/O, registered buffers and file, host-counted" case_verified_io
