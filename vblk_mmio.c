@@ -27,9 +27,8 @@
 #include <linux/virtio_mmio.h>
 
 #include "vblk.h"
+#include "vblk_tp_check.h"
 #include "vblk_transport.h"
-
-#define VBLK_MMIO_MAGIC		0x74726976	/* "virt", little-endian */
 
 struct vblk_mmio {
 	struct platform_device *pdev;
@@ -250,25 +249,13 @@ static int vblk_mmio_identify(struct device *dev, void __iomem *base)
 	u32 magic = readl(base + VIRTIO_MMIO_MAGIC_VALUE);
 	u32 version = readl(base + VIRTIO_MMIO_VERSION);
 	u32 id = readl(base + VIRTIO_MMIO_DEVICE_ID);
+	char why[VBLK_MMIO_WHY_LEN];
 
-	if (magic != VBLK_MMIO_MAGIC) {
-		dev_err(dev, "not a virtio-mmio device (magic %#x)\n", magic);
-		return -ENODEV;
-	}
-	if (version == 1) {
-		dev_err(dev, "virtio-mmio version 1 (legacy) is not supported: give QEMU -global virtio-mmio.force-legacy=false\n");
-		return -ENODEV;
-	}
-	if (version != 2) {
-		dev_err(dev, "unknown virtio-mmio version %u\n", version);
-		return -ENODEV;
-	}
-	/* QEMU's microvm and virt machines have empty slots: id 0. */
-	if (id != VIRTIO_ID_BLOCK) {
-		dev_err(dev, "virtio device id %u is not a block device\n", id);
-		return -ENODEV;
-	}
-	return 0;
+	if (vblk_mmio_id_check(magic, version, id, why, sizeof(why)) ==
+	    VBLK_MMIO_ID_OK)
+		return 0;
+	dev_err(dev, "%s\n", why);
+	return -ENODEV;
 }
 
 int vblk_mmio_init(struct vblk_transport *t, struct platform_device *pdev)

@@ -22,6 +22,7 @@
 
 #include "vblk.h"
 #include "vblk_compat.h"
+#include "vblk_tp_check.h"
 
 /* ---- config ------------------------------------------------------------- */
 
@@ -236,25 +237,6 @@ int vblk_read_limits(struct vblk_dev *vb, struct vblk_limits *l)
 
 /* ---- features and queues ------------------------------------------------ */
 
-static u64 vblk_wanted_features(void)
-{
-	u64 f = BIT_ULL(VIRTIO_F_VERSION_1) | BIT_ULL(VIRTIO_F_ACCESS_PLATFORM) |
-		BIT_ULL(VIRTIO_F_ORDER_PLATFORM) |
-		BIT_ULL(VIRTIO_BLK_F_SIZE_MAX) | BIT_ULL(VIRTIO_BLK_F_SEG_MAX) |
-		BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |
-		BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |
-		BIT_ULL(VIRTIO_BLK_F_TOPOLOGY) | BIT_ULL(VIRTIO_BLK_F_CONFIG_WCE) |
-		BIT_ULL(VIRTIO_BLK_F_MQ) | BIT_ULL(VIRTIO_BLK_F_DISCARD) |
-		BIT_ULL(VIRTIO_BLK_F_WRITE_ZEROES) |
-		BIT_ULL(VIRTIO_BLK_F_SECURE_ERASE);
-
-	if (vblk_use_indirect)
-		f |= BIT_ULL(VIRTIO_RING_F_INDIRECT_DESC);
-	if (vblk_use_event_idx)
-		f |= BIT_ULL(VIRTIO_RING_F_EVENT_IDX);
-	return f;
-}
-
 /*
  * VIRTIO_BLK_F_ZONED is never accepted. The config may be read before
  * FEATURES_OK (3.1.1), so the zone model decides whether the device can be
@@ -281,16 +263,20 @@ static int vblk_check_zoned(struct vblk_dev *vb, u64 offered)
 static int vblk_negotiate(struct vblk_dev *vb)
 {
 	u64 offered = vb->tp.ops->get_features(&vb->tp);
+	const char *why;
+	u64 accepted;
 	int err;
 
-	if (!(offered & BIT_ULL(VIRTIO_F_VERSION_1))) {
-		dev_err(vblk_dev_of(vb), "device has no VIRTIO_F_VERSION_1: legacy devices are not supported\n");
-		return -ENODEV;
+	err = vblk_accept_features(offered, vblk_use_indirect,
+				   vblk_use_event_idx, &accepted, &why);
+	if (err) {
+		dev_err(vblk_dev_of(vb), "%s\n", why);
+		return err;
 	}
 	err = vblk_check_zoned(vb, offered);
 	if (err)
 		return err;
-	err = vblk_tp_set_features(&vb->tp, offered & vblk_wanted_features());
+	err = vblk_tp_set_features(&vb->tp, accepted);
 	if (err)
 		return err;
 	vb->indirect = vblk_has(vb, VIRTIO_RING_F_INDIRECT_DESC);

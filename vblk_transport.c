@@ -15,11 +15,11 @@
 #include <linux/scatterlist.h>
 #include <linux/virtio_config.h>
 
+#include "vblk_tp_check.h"
 #include "vblk_transport.h"
 
 /* The spec lets a reset take a while: ten seconds, polled in steps. */
 #define VBLK_RESET_WAIT_MS	10000
-#define VBLK_CONFIG_RETRIES	16
 
 void vblk_tp_add_status(struct vblk_transport *t, u8 bits)
 {
@@ -99,9 +99,12 @@ int vblk_tp_begin(struct vblk_transport *t)
  */
 int vblk_tp_set_features(struct vblk_transport *t, u64 features)
 {
-	if (!(features & BIT_ULL(VIRTIO_F_ACCESS_PLATFORM)) &&
-	    cc_platform_has(CC_ATTR_GUEST_MEM_ENCRYPT)) {
-		dev_err(t->dev, "guest memory is encrypted and the device lacks VIRTIO_F_ACCESS_PLATFORM: refused\n");
+	const char *why;
+
+	if (vblk_platform_features_check(features,
+					 cc_platform_has(CC_ATTR_GUEST_MEM_ENCRYPT),
+					 &why)) {
+		dev_err(t->dev, "%s\n", why);
 		return -ENODEV;
 	}
 	t->ops->set_features(t, features);
@@ -147,6 +150,33 @@ static void vblk_config_copy(struct vblk_transport *t, unsigned int off,
 	}
 }
 
+/* A config read in progress, for vblk_cfg_read_stable()'s callbacks. */
+struct vblk_cfg_read {
+	struct vblk_transport *t;
+	unsigned int off;
+	void *buf;
+	unsigned int len;
+};
+
+static u32 vblk_cfg_generation(void *ctx)
+{
+	struct vblk_cfg_read *r = ctx;
+
+	return r->t->ops->generation(r->t);
+}
+
+static void vblk_cfg_copy(void *ctx)
+{
+	struct vblk_cfg_read *r = ctx;
+
+	vblk_config_copy(r->t, r->off, r->buf, r->len);
+}
+
+static const struct vblk_cfg_reader vblk_cfg_reader = {
+	.generation	= vblk_cfg_generation,
+	.copy		= vblk_cfg_copy,
+};
+
 /*
  * Read a device config field consistently: the device bumps the generation
  * counter whenever it changes config, so re-read until it holds still.
@@ -154,19 +184,15 @@ static void vblk_config_copy(struct vblk_transport *t, unsigned int off,
 int vblk_tp_read_config(struct vblk_transport *t, unsigned int off,
 			void *buf, unsigned int len)
 {
-	int tries;
-	u32 gen;
+	struct vblk_cfg_read r = { .t = t, .off = off, .buf = buf, .len = len };
 
 	if (!t->device || off + len > t->device_len)
 		return -ERANGE;
-	for (tries = 0; tries < VBLK_CONFIG_RETRIES; tries++) {
-		gen = t->ops->generation(t);
-		vblk_config_copy(t, off, buf, len);
-		if (gen == t->ops->generation(t))
-			return 0;
+	if (vblk_cfg_read_stable(&vblk_cfg_reader, &r, VBLK_CONFIG_RETRIES)) {
+		dev_err(t->dev, "config generation never settled\n");
+		return -EIO;
 	}
-	dev_err(t->dev, "config generation never settled\n");
-	return -EIO;
+	return 0;
 }
 
 /* The only config field a virtio-blk driver writes is a byte (wce). */
