@@ -290,7 +290,17 @@ find_qmp_port() {
 	return 0
 }
 
+# The lifecycle cases that need a PCI function (tests/guest/lifecycle.sh
+# runs them there): said, not left out silently.
+pci_only() {
+	[ "$VBLK_TRANSPORT" = mmio ] || return 0
+	report skip "$IO_TAG $DRIVER: function level reset" "PCI only: virtio-mmio has no FLR (lifecycle.sh runs it on PCI)"
+	report skip "$IO_TAG $DRIVER: AER correctable, non-fatal and failed recovery" "PCI only: no PCIe error reporting on virtio-mmio (lifecycle.sh runs it on PCI)"
+	report skip "$IO_TAG $DRIVER: hot-unplug (device_del) under fio" "PCI only: microvm and virt have no hot-pluggable virtio-mmio slot (lifecycle.sh runs it on PCI)"
+}
+
 mmio_cases() {
+	pci_only
 	run_case "$IO_TAG $DRIVER: transport, interrupt and completion" case_transport
 	run_case "$IO_TAG $DRIVER: verified random I/O 4k-128k, QD32 x 2" case_verified_io
 	run_case "$IO_TAG $DRIVER: resize (grow, shrink back) under fio" case_resize
