@@ -218,6 +218,18 @@ qmp_port() {
 	[[ $resp != *'"error"'* ]]
 }
 
+# await_exit PID SECONDS WHY: PID ends within SECONDS, or it is killed and
+# the case fails with WHY.
+await_exit() {
+	local pid=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		nap 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	fail "$3"
+}
+
 # resize_wait NAME ID BYTES: QMP block_resize of the drive ID names (a JSON
 # member: "node-name": ... or "device": ...) to BYTES, then wait until
 # $DISK shows the new size (the config change interrupt's work); fails

@@ -155,14 +155,7 @@ case_unbind_under_fio() {
 	nap 3
 	kill -0 "$FIO_PID" 2>/dev/null || fail "fio ended before the unbind: $(tail -3 /tmp/mmio-fio-load)"
 	unbind_bounded
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$FIO_PID" 2>/dev/null || break
-		nap 0.1
-	done
-	if kill -0 "$FIO_PID" 2>/dev/null; then
-		kill -9 "$FIO_PID"
-		fail "fio still running 60 s after its disk was unbound"
-	fi
+	await_exit "$FIO_PID" 60 "fio still running 60 s after its disk was unbound"
 	wait "$FIO_PID" || true
 	grep -iE 'err|error' /tmp/mmio-fio-load | head -5 || true
 	step "fio exited $(cat /tmp/mmio-fio-rc 2>/dev/null || echo 0) after the unbind (errors expected): $(grep -m1 -iE 'error|err=' /tmp/mmio-fio-load || true)"

@@ -212,21 +212,14 @@ unbind_timed() {
 }
 
 case_removal() {
-	local pid i
+	local pid
 	on_vblk
 	"$PT" --rw randread --bs 64k --qd 16 --runtime 20 --size 64m "$CDEV" >/tmp/pt-removal 2>&1 &
 	pid=$!
 	sleep 2
 	kill -0 "$pid" 2>/dev/null || fail "the client ended before the unbind: $(tail -2 /tmp/pt-removal)"
 	unbind_timed
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		nap 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -9 "$pid"
-		fail "the client still ran 30 s after the unbind"
-	fi
+	await_exit "$pid" 30 "the client still ran 30 s after the unbind"
 	wait "$pid" || true
 	tail -3 /tmp/pt-removal | sed 's/^/  pt: /'
 	[ ! -e "$CDEV" ] || fail "$CDEV still there after the unbind"
