@@ -218,6 +218,18 @@ qmp_port() {
 	[[ $resp != *'"error"'* ]]
 }
 
+# bind_within TARGET SECONDS: vblk-bind TARGET (none, vblk, virtio-pci,
+# virtio-mmio) of DEV_ADDR, done within SECONDS, or the case fails (a hang).
+bind_within() {
+	local t0 rc=0
+	now_us
+	t0=$NOW_US
+	timeout "$2" "$BIND" "$1" "$DEV_ADDR" || rc=$?
+	[ "$rc" != 124 ] || fail "vblk-bind $1 $DEV_ADDR did not finish within $2 s (hang)"
+	[ "$rc" = 0 ] || fail "vblk-bind $1 $DEV_ADDR failed ($rc)"
+	step "vblk-bind $1 $DEV_ADDR took $(ms_since "$t0") ms"
+}
+
 # await_exit PID SECONDS WHY: PID ends within SECONDS, or it is killed and
 # the case fails with WHY.
 await_exit() {

@@ -134,15 +134,6 @@ rebind() {
 	disk
 }
 
-# unbind_bounded: unbind the device within 60 s (a hang is the failure).
-unbind_bounded() {
-	local t0
-	now_us
-	t0=$NOW_US
-	timeout 60 "$BIND" none "$DEV_ADDR" || fail "unbinding $DEV_ADDR did not finish within 60 s (hang) or failed"
-	step "unbind took $(ms_since "$t0") ms"
-}
-
 case_unbind_under_fio() {
 	local i rc=0
 	mdisk
@@ -154,7 +145,7 @@ case_unbind_under_fio() {
 	FIO_PID=$!
 	nap 3
 	kill -0 "$FIO_PID" 2>/dev/null || fail "fio ended before the unbind: $(tail -3 /tmp/mmio-fio-load)"
-	unbind_bounded
+	bind_within none 60
 	await_exit "$FIO_PID" 60 "fio still running 60 s after its disk was unbound"
 	wait "$FIO_PID" || true
 	grep -iE 'err|error' /tmp/mmio-fio-load | head -5 || true
@@ -168,7 +159,7 @@ case_held_fd() {
 	local fd rc=0
 	mdisk
 	exec {fd}<"/dev/$DISK"
-	unbind_bounded
+	bind_within none 60
 	if timeout 30 dd of=/dev/null bs=4096 count=1 iflag=direct <&"$fd" 2>/tmp/mmio-dd; then
 		step "read through the held fd: $(tail -1 /tmp/mmio-dd)"
 	else

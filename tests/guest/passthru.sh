@@ -199,16 +199,10 @@ case_permissions() {
 	pt --rw read --bs 4k --qd 4 --runtime 1 --size 16m --verify "$CDEV" || fail "the data written before no longer reads back"
 }
 
-# unbind_timed: the disk back to virtio_blk, within 60 s.
-unbind_timed() {
-	local t0 rc=0
+# unbind: the disk back to virtio_blk, within 60 s.
+unbind() {
 	dev_of_disk "$DISK" || fail "no device for $DISK"
-	now_us
-	t0=$NOW_US
-	timeout 60 "$BIND" "$(bind_target virtio_blk)" "$DEV_ADDR" || rc=$?
-	[ "$rc" != 124 ] || fail "the unbind hung for 60 s"
-	[ "$rc" = 0 ] || fail "the unbind failed ($rc)"
-	step "unbound in $(ms_since "$t0") ms"
+	bind_within "$(bind_target virtio_blk)" 60
 }
 
 case_removal() {
@@ -218,7 +212,7 @@ case_removal() {
 	pid=$!
 	sleep 2
 	kill -0 "$pid" 2>/dev/null || fail "the client ended before the unbind: $(tail -2 /tmp/pt-removal)"
-	unbind_timed
+	unbind
 	await_exit "$pid" 30 "the client still ran 30 s after the unbind"
 	wait "$pid" || true
 	tail -3 /tmp/pt-removal | sed 's/^/  pt: /'
@@ -232,7 +226,7 @@ case_held_open() {
 	local fd
 	on_vblk
 	exec {fd}<"$CDEV"
-	unbind_timed
+	unbind
 	if rmmod vblk 2>/dev/null; then
 		exec {fd}<&-
 		fail "vblk unloaded while its char device was open"
