@@ -23,6 +23,10 @@
 #include "vblk.h"
 #include "vblk_compat.h"
 
+/* kcalloc of the queues keeps the alignment (vblk_setup_queues). */
+static_assert(sizeof(struct vblk_queue) % SMP_CACHE_BYTES == 0 &&
+	      sizeof(struct vblk_queue) > 192);
+
 /* ---- config ------------------------------------------------------------- */
 
 /* Capacity in 512-byte sectors, refused when it cannot be a real disk. */
@@ -553,6 +557,12 @@ int vblk_setup_queues(struct vblk_dev *vb)
 	int err;
 
 	vblk_size_tag_chunks(vb);
+	/*
+	 * The array keeps struct vblk_queue's cache-line alignment: its size
+	 * is a multiple of the line and over 192 bytes, so kmalloc serves it
+	 * from a power-of-two cache (or whole pages), whose objects are
+	 * naturally aligned (the static_assert at the top).
+	 */
 	vb->queues = kcalloc(vb->nr_queues, sizeof(*vb->queues), GFP_KERNEL);
 	if (!vb->queues)
 		return -ENOMEM;

@@ -235,6 +235,12 @@ struct vblk_events {
 					unsigned int waited_s);
 };
 
+/*
+ * Cache-line aligned, as the in-tree driver's virtio_blk_vq: the queues are
+ * one array (vb->queues), and without it one queue's last fields (the
+ * pool's lock and waiting flag, written by completions) would share a
+ * line with the next queue's lock and ring indices.
+ */
 struct vblk_queue {
 	spinlock_t lock;		/* see the top of this file */
 	struct vblk_ring ring;
@@ -262,7 +268,7 @@ struct vblk_queue {
 	struct vblk_ring_slot *slot;
 	struct vblk_dma_chunk *tag_chunks;	/* depth tags, in chunks */
 	struct vblk_pool pool;			/* tables of large requests */
-};
+} ____cacheline_aligned_in_smp;
 
 struct vblk_dev {
 	struct vblk_transport tp;	/* include/vblk_transport.h */
