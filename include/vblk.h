@@ -182,6 +182,9 @@ struct vblk_tag_dma {
  * waiting and waits (interrupts off).
  */
 #define VBLK_POOL_BLOCK		8
+/* pool_entries: "auto" (the default), and the largest number it takes. */
+#define VBLK_POOL_AUTO		UINT_MAX
+#define VBLK_POOL_MAX		16384
 struct vblk_pool {
 	spinlock_t lock;		/* map, waits; irqsave */
 	unsigned long *map;		/* a set bit: block taken */
