@@ -170,9 +170,9 @@ static void vblk_queue_done(struct vblk_queue *q, struct vblk_take *t,
  * the in-tree driver's virtblk_done does: one hold per interrupt in the
  * common case. (Ending the gathered batch before a separate re-arm hold
  * caught completions that came meanwhile, at the price of a second lock
- * round trip on every interrupt; under icount the single hold needs fewer
- * instructions per I/O: docs/benchmark.md, round three.) A re-arm that
- * finds more arrived has muted again: take those too.
+ * round trip on every interrupt; under icount the single hold measured free
+ * or slightly better: docs/benchmark.md, "Round three, Part 2".) A re-arm
+ * that finds more arrived has muted again: take those too.
  * The loop is bounded in rounds too, not only in completions: a device
  * that keeps saying there is more while there is none does not keep a
  * CPU here (*idle stays false: the caller hands the queue to irq_poll).
