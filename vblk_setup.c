@@ -454,11 +454,11 @@ static void vblk_free_queue_mem(struct vblk_dev *vb, struct vblk_queue *q)
  * 102 with 4 KiB pages. The in-tree driver allocates each large request's
  * table as it goes, so it keeps as many in flight as the application asks;
  * a pool sized for one 254-segment request (the old default, 256 entries)
- * held about six 128 KiB requests per queue and sent the rest back
- * (BLK_STS_RESOURCE): the host saw a fraction of virtio_blk's requests in
- * flight (docs/benchmark.md, round three). Cost per queue at depth >= 102
- * with 4 KiB pages: 4080 entries, 64 KiB of DMA table and 128 KiB of
- * scatterlist, all at bind.
+ * had room for six 128 KiB requests of pages per queue and sent the rest
+ * back (BLK_STS_RESOURCE): the host saw 35 requests in flight per queue
+ * where virtio_blk kept 61 (docs/benchmark.md, "Round three, Part 2").
+ * Cost per queue at depth >= 102 with 4 KiB pages: 4080 entries, 64 KiB
+ * of DMA table and 128 KiB of scatterlist, all at bind.
  */
 static unsigned int vblk_pool_size(struct vblk_dev *vb)
 {
