@@ -400,8 +400,10 @@ static blk_status_t vblk_prep_data_cmd(struct vblk_queue *q, struct request *rq,
 
 /*
  * Everything that can be done without the queue lock: the header, the
- * status byte, the DMA mapping and the descriptor table. The request is
- * not started here, so a request that fails here can be requeued as is.
+ * status byte, the DMA mapping and the descriptor table, and then the
+ * request's start. A request that fails here is not started and can be
+ * handed back as is; one that then finds no room on the ring is started
+ * (see vblk_ring_put).
  */
 static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 {
@@ -444,10 +446,21 @@ static blk_status_t vblk_prep_rq(struct vblk_queue *q, struct request *rq)
 	vr->reclaimed = false;
 	vr->requeue = false;
 	vr->timeouts = 0;
+	blk_mq_start_request(rq);
 	return BLK_STS_OK;
 }
 
-/* Under the queue lock: put a prepared request on the ring and start it. */
+/*
+ * Under the queue lock: put a prepared, started request on the ring. It
+ * was started before the lock was taken (as the in-tree driver does): the
+ * start (timer, state, statistics) then runs with interrupts on, not in
+ * the section every submitter and the harvest contend for. A request the
+ * ring refuses is started but not given to the device: blk-mq takes it
+ * back as started on BLK_STS_DEV_RESOURCE / BLK_STS_RESOURCE (queue_rq),
+ * and queue_rqs hands it back with blk_mq_requeue_request(). The request
+ * timeout cannot meet it in between: its timer was armed just now, and a
+ * recovery quiesces the queue (waiting out queue_rq) before it reclaims.
+ */
 static int vblk_ring_put(struct vblk_queue *q, struct request *rq)
 {
 	struct vblk_req *vr = blk_mq_rq_to_pdu(rq);
@@ -459,7 +472,6 @@ static int vblk_ring_put(struct vblk_queue *q, struct request *rq)
 	if (err)
 		return err;
 	q->stats.requests++;
-	blk_mq_start_request(rq);
 	return 0;
 }
 
@@ -563,11 +575,16 @@ static void vblk_commit_rqs(struct blk_mq_hw_ctx *hctx)
 }
 
 /*
- * Put up to n prepared requests of one queue on its ring in one lock hold
- * with at most one doorbell. Those the ring cannot take go to *requeue.
+ * Put up to n prepared, started requests of one queue on its ring in one
+ * lock hold with at most one doorbell. Those the ring cannot take are
+ * started already, so they cannot go back on the plug's list (blk-mq would
+ * issue them through queue_rq, which starts them again): they go to
+ * blk-mq's requeue list, as the in-tree driver's do, and the requeue work
+ * issues them through queue_rq, which stops the queue if the ring is
+ * still full (restarted by the harvest that frees room).
  */
 static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
-			      unsigned int n, VBLK_QUEUE_RQS_ARGS)
+			      unsigned int n)
 {
 	unsigned long flags;
 	unsigned int i, done = 0;
@@ -587,14 +604,15 @@ static void vblk_submit_batch(struct vblk_queue *q, struct request **rqs,
 
 	for (; i < n; i++) {
 		vblk_unmap_data(q, rqs[i]);
-		vblk_rq_list_add(rqlist, rqs[i]);
+		blk_mq_requeue_request(rqs[i], i == n - 1);
 	}
 }
 
 /*
  * A plug's worth of requests, possibly for several queues. Requests are
- * grouped by queue in the order they come; whatever cannot be submitted
- * goes back to blk-mq, which issues it one by one through queue_rq.
+ * grouped by queue in the order they come; one that cannot be prepared
+ * (not started) goes back to blk-mq on the list, which issues it one by
+ * one through queue_rq; one the ring refuses is requeued (above).
  */
 static void vblk_queue_rqs(VBLK_QUEUE_RQS_ARGS)
 {
@@ -608,7 +626,7 @@ static void vblk_queue_rqs(VBLK_QUEUE_RQS_ARGS)
 		struct vblk_queue *q = rq->mq_hctx->driver_data;
 
 		if (n && (q != cur || n == VBLK_QUEUE_RQS_BATCH)) {
-			vblk_submit_batch(cur, batch, n, &requeue);
+			vblk_submit_batch(cur, batch, n);
 			n = 0;
 		}
 		cur = q;
@@ -624,7 +642,7 @@ static void vblk_queue_rqs(VBLK_QUEUE_RQS_ARGS)
 		batch[n++] = rq;
 	}
 	if (n)
-		vblk_submit_batch(cur, batch, n, &requeue);
+		vblk_submit_batch(cur, batch, n);
 	vblk_rq_list_move(rqlist, &requeue);
 }
 

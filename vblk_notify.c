@@ -91,15 +91,18 @@ struct vblk_take {
 };
 
 /*
- * One hold of the queue lock: take up to want used elements and their
- * status bytes and, when the ring ran dry first and rearm is asked for,
- * re-arm the interrupt in the same hold. The status byte is read here, not
- * at completion: once the lock is dropped a restart may rebuild the ring
- * memory the status bytes live in. Elements taken make this harvest one
- * of q->harvesters until vblk_queue_done(), which a stop waits for.
+ * One hold of the queue lock: mute the interrupt first when asked (the
+ * hard-irq handler's first take: without EVENT_IDX muting is a store
+ * under the lock, and a hold of its own would cost a lock round trip per
+ * interrupt), take up to want used elements and their status bytes and,
+ * when the ring ran dry first and rearm is asked for, re-arm the interrupt
+ * in the same hold. The status byte is read here, not at completion: once
+ * the lock is dropped a restart may rebuild the ring memory the status
+ * bytes live in. Elements taken make this harvest one of q->harvesters
+ * until vblk_queue_done(), which a stop waits for.
  */
 static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
-			    int want, bool rearm)
+			    int want, bool rearm, bool mute)
 {
 	unsigned long flags;
 	bool stopped;
@@ -113,6 +116,8 @@ static void vblk_queue_take(struct vblk_queue *q, struct vblk_take *t,
 	 * silent one (test hook) shows nothing, as if it were stopped.
 	 */
 	stopped = q->offline || vblk_fault_silent(&q->vb->fault);
+	if (mute && !stopped)
+		vblk_ring_disable_cb(&q->ring);
 	for (t->n = 0; !stopped && t->n < want; t->n++) {
 		void **token = &t->tokens[t->n];
 
@@ -156,24 +161,28 @@ static void vblk_queue_done(struct vblk_queue *q, struct vblk_take *t,
 /*
  * Take up to budget used elements off the ring and complete their requests
  * outside the lock, so that submitters are not held up by completion work;
- * requests blk-mq can end in a batch go to iob (may be NULL).
+ * requests blk-mq can end in a batch go to iob (may be NULL). mute: mute
+ * the interrupt in the first take (vblk_queue_take).
  *
  * With rearm (iob is then the caller's own), stop only once the interrupt
  * is re-armed on an idle ring, or the budget is spent (*idle says which).
- * The re-arm comes last: after the ring ran dry, the gathered batch is
- * ended first and the ring looked at again, so completions that arrive
- * meanwhile are harvested here instead of raising another interrupt.
+ * The take that finds the ring run dry re-arms in the same lock hold, as
+ * the in-tree driver's virtblk_done does: one hold per interrupt in the
+ * common case. (Ending the gathered batch before a separate re-arm hold
+ * caught completions that came meanwhile, at the price of a second lock
+ * round trip on every interrupt; under icount the single hold measured free
+ * or slightly better: docs/benchmark.md, "Round three, Part 2".) A re-arm
+ * that finds more arrived has muted again: take those too.
  * The loop is bounded in rounds too, not only in completions: a device
  * that keeps saying there is more while there is none does not keep a
  * CPU here (*idle stays false: the caller hands the queue to irq_poll).
  */
 static int vblk_queue_drain(struct vblk_queue *q, int budget,
 			    struct io_comp_batch *iob, bool rearm, bool *idle,
-			    bool may_sleep)
+			    bool may_sleep, bool mute)
 {
 	struct vblk_take t = { .may_sleep = may_sleep };
 	int rounds = budget / VBLK_HARVEST_BATCH + 4;
-	bool dry = false;
 	int done = 0;
 
 	*idle = false;
@@ -181,7 +190,8 @@ static int vblk_queue_drain(struct vblk_queue *q, int budget,
 		int want = min(budget - done, VBLK_HARVEST_BATCH);
 
 		t.race = false;
-		vblk_queue_take(q, &t, want, rearm && dry);
+		vblk_queue_take(q, &t, want, rearm, mute);
+		mute = false;
 		vblk_queue_done(q, &t, iob);
 		done += t.n;
 		if (t.failed) {
@@ -189,17 +199,12 @@ static int vblk_queue_drain(struct vblk_queue *q, int budget,
 			*idle = true;
 			break;
 		}
-		if (t.n == want) {
-			dry = false;
+		if (t.n == want)
 			continue;
-		}
+		/* Ran dry; with rearm, the take re-armed or found more. */
 		if (!rearm || t.idle) {
 			*idle = t.idle;
 			break;
-		}
-		if (!dry) {
-			vblk_mq_flush_batch(iob);
-			dry = true;
 		}
 	}
 	if (done > q->stats.max_batch)
@@ -216,7 +221,7 @@ int vblk_queue_harvest(struct vblk_queue *q, int budget,
 {
 	bool idle;
 
-	return vblk_queue_drain(q, budget, iob, false, &idle, false);
+	return vblk_queue_drain(q, budget, iob, false, &idle, false, false);
 }
 
 /*
@@ -234,7 +239,8 @@ int vblk_queue_rescue(struct vblk_queue *q)
 	bool idle = true;
 	int done;
 
-	done = vblk_queue_drain(q, q->ring.num, NULL, !q->polled, &idle, true);
+	done = vblk_queue_drain(q, q->ring.num, NULL, !q->polled, &idle, true,
+				false);
 	if (!idle) {
 		local_bh_disable();
 		irq_poll_sched(&q->iop);
@@ -298,7 +304,9 @@ static void vblk_queue_mute(struct vblk_queue *q)
 
 /*
  * Hard-irq completion: harvest with interrupts muted until the re-arm finds
- * the ring idle. Requests are ended in one batch where blk-mq allows it.
+ * the ring idle; the mute, the harvest and the re-arm share one lock hold
+ * when the ring holds at most a take's worth (vblk_queue_drain). Requests
+ * are ended in one batch where blk-mq allows it.
  */
 static int vblk_complete_hardirq(struct vblk_queue *q)
 {
@@ -306,9 +314,8 @@ static int vblk_complete_hardirq(struct vblk_queue *q)
 	int done;
 	bool idle;
 
-	vblk_queue_mute(q);
 	done = vblk_queue_drain(q, VBLK_HARDIRQ_RINGS * q->ring.num, &iob,
-				true, &idle, false);
+				true, &idle, false, true);
 	vblk_mq_flush_batch(&iob);
 	if (!idle)
 		irq_poll_sched(&q->iop);

@@ -174,22 +174,37 @@ MODULE_PARM_DESC(max_segments,
 /*
  * Descriptor table entries each queue keeps for requests with more than
  * VBLK_INLINE_SEGS segments (vblk_pool.c). Never less than the largest
- * request needs, whatever is asked: 0 means just that.
+ * request needs, whatever is asked: 0 means just that. "auto" (the
+ * default, VBLK_POOL_AUTO) sizes it at bind for many large requests at
+ * once (vblk_setup.c: vblk_pool_size).
  */
 static int vblk_set_pool_entries(const char *val, const struct kernel_param *kp)
 {
-	return vblk_set_uint_range(val, kp, 0, 16384);
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(vblk_pool_entries, VBLK_POOL_AUTO);
+		return 0;
+	}
+	return vblk_set_uint_range(val, kp, 0, VBLK_POOL_MAX);
+}
+
+static int vblk_get_pool_entries(char *buf, const struct kernel_param *kp)
+{
+	unsigned int v = READ_ONCE(vblk_pool_entries);
+
+	if (v == VBLK_POOL_AUTO)
+		return sysfs_emit(buf, "auto\n");
+	return sysfs_emit(buf, "%u\n", v);
 }
 
 static const struct kernel_param_ops vblk_pool_entries_ops = {
 	.set = vblk_set_pool_entries,
-	.get = param_get_uint,
+	.get = vblk_get_pool_entries,
 };
 
-unsigned int vblk_pool_entries;
+unsigned int vblk_pool_entries = VBLK_POOL_AUTO;
 module_param_cb(pool_entries, &vblk_pool_entries_ops, &vblk_pool_entries, 0644);
 MODULE_PARM_DESC(pool_entries,
-		 "Descriptor entries per queue for requests of more than 2 segments, 0..16384; 0 = what the largest request needs (default 0; applies at bind)");
+		 "Descriptor entries per queue for requests of more than 2 segments: auto, or 0..16384 (0 = what the largest request needs); auto = room for 102 requests of 128 KiB in 4 KiB pages, at most queue_depth of them (default auto; applies at bind)");
 
 bool vblk_use_indirect = true;
 module_param_named(indirect, vblk_use_indirect, bool, 0644);

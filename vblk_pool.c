@@ -104,8 +104,13 @@ bool vblk_pool_put(struct vblk_pool *pool, unsigned int at,
 	spin_lock_irqsave(&pool->lock, flags);
 	bitmap_clear(pool->map, at / VBLK_POOL_BLOCK,
 		     vblk_pool_blocks_for(entries));
+	/*
+	 * Written only when set: a store on every put would dirty the line
+	 * for nothing, and puts come from every CPU's completions.
+	 */
 	waiting = pool->waiting;
-	pool->waiting = false;
+	if (waiting)
+		pool->waiting = false;
 	spin_unlock_irqrestore(&pool->lock, flags);
 	return waiting;
 }

@@ -190,6 +190,9 @@ struct vblk_tag_dma {
  * waiting and waits (interrupts off).
  */
 #define VBLK_POOL_BLOCK		8
+/* pool_entries: "auto" (the default), and the largest number it takes. */
+#define VBLK_POOL_AUTO		UINT_MAX
+#define VBLK_POOL_MAX		16384
 struct vblk_pool {
 	spinlock_t lock;		/* map, waits; irqsave */
 	unsigned long *map;		/* a set bit: block taken */
@@ -243,6 +246,12 @@ struct vblk_events {
 					unsigned int waited_s);
 };
 
+/*
+ * Cache-line aligned, as the in-tree driver's virtio_blk_vq: the queues are
+ * one array (vb->queues), and without it one queue's last fields (the
+ * pool's lock and waiting flag, written by completions) would share a
+ * line with the next queue's lock and ring indices.
+ */
 struct vblk_queue {
 	spinlock_t lock;		/* see the top of this file */
 	struct vblk_ring ring;
@@ -270,7 +279,7 @@ struct vblk_queue {
 	struct vblk_ring_slot *slot;
 	struct vblk_dma_chunk *tag_chunks;	/* depth tags, in chunks */
 	struct vblk_pool pool;			/* tables of large requests */
-};
+} ____cacheline_aligned_in_smp;
 
 /*
  * The passthrough char device (vblk_pt.c): its struct device holds a
