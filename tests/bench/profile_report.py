@@ -638,11 +638,14 @@ def job_arms(prof, job, recs):
 
 def comparisons(prof, arms):
     """(test, reference) pairs of a job's arms: the profile's test (its
-    last arm, vblk) against its base (the first, virtio_blk), then against
-    every other arm of the job (null_blk)."""
+    last arm, vblk) against its base (the first, virtio_blk) and any other
+    arm of the profile, then against every other arm of the job
+    (null_blk)."""
     pa = prof.get("arms") or ["virtio_blk", "vblk"]
-    base, test = pa[0], pa[-1]
-    return [(test, ref) for ref in [base] + [a for a in arms if a not in pa]]
+    test = pa[-1]
+    # passthru's profile (plan.py PT_PROFILE) has three: the passthrough
+    # against virtio_blk, then against vblk's block path.
+    return [(test, ref) for ref in pa[:-1] + [a for a in arms if a not in pa]]
 
 
 def job_fio(prof, job):

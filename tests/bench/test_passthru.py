@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_bench  # noqa: E402
+import profile_report  # noqa: E402
 import report  # noqa: E402
 from checks import check, finish, plan  # noqa: E402
 
@@ -83,6 +84,16 @@ def test_profile_plan():
     check("mixed profile refused", p is None and "apart" in r.stderr, r)
     p, r = plan("--mode", "quick", "--profile-jobs", "pt-rr4k-qd64-poll", may_fail=True)
     check("poll profile refused", p is None and "interrupt-driven" in r.stderr, r)
+    check("profile: pt against both", profile_report.comparisons(pr, pr["arms"])
+          == [("vblk-pt", "virtio_blk"), ("vblk-pt", "vblk")])
+    check("profile: QD64 job gets the categories", profile_report.detail_job(pr, "pt-rr4k-qd64", pr["arms"]))
+    check("profile: ptbench iodepth", profile_report.job_fio(pr, "pt-rr4k-qd64") == {"iodepth": 64})
+    cats = profile_report.categories({"vblk-ptbench;[user]": 1.0,
+                                      "vblk-ptbench;entry_SYSCALL_64;__x64_sys_io_uring_enter;x": 2.0,
+                                      "vblk-ptbench;entry_SYSCALL_64;__x64_sys_mmap": 4.0})
+    check("profile: client categories", cats == {"vblk-ptbench: user space": 1.0,
+                                                 "vblk-ptbench: io_uring_enter": 2.0,
+                                                 "vblk-ptbench: other kernel": 4.0}, cats)
     p, _ = plan("--mode", "quick", "--profile")
     check("fio profile unchanged", p["profile"]["exp"] == "drv" and p["profile"]["arms"] == ["virtio_blk", "vblk"])
 
