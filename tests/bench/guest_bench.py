@@ -1154,12 +1154,13 @@ def set_memory(mem):
 
 
 def run_teardown(exp, runs):
-    """exp's teardown actions, after its jobs (and after a failed setup,
+    """exp's teardown actions (and "giveback": borrowed disks rebound as
+    their owner had them, plan.py PT_SHARED), after its jobs (and after a failed setup,
     which may have got part of the way). A failure is logged and written to
     runs.jsonl as a teardown_error, which the report shows: the experiments
     after it run with whatever the teardown failed to undo."""
     try:
-        do_setup(exp.get("teardown", []), what="teardown")
+        do_setup(exp.get("teardown", []) + exp.get("giveback", []), what="teardown")
     except Exception as e:
         log("!! experiment %s: teardown failed: %s" % (exp["name"], e))
         runs.write(json.dumps({"exp": exp["name"], "teardown_error": str(e)}) + "\n")

@@ -280,24 +280,52 @@ def passthru_arms(va, va2, vb, vp):
             {"label": "vblk-pt", "serial": vp, "driver": "vblk", "path": "char", "role": "test"}]
 
 
-def passthru_experiments(opt_in=False):
+# q35 has 30 PCI slots for devices, and vm-run's guest takes 9 of them
+# (9p, virtio-serial, the watchdog): --full's other experiments leave 2.
+# So in --full (shared=True) passthru borrows drv's disks: its virtio_blk
+# arms are drv's va and va2 (passthru-poll rebinds them with a poll queue
+# and its "giveback" actions rebind them without, as drv had them, for
+# --profile),
+# its interrupt-driven vblk block arm is drv's bv, and two disks of its
+# own (num-queues=3) carry the passthrough (both experiments; rebound
+# with a poll queue for passthru-poll, without again after it) and
+# passthru-poll's vblk block arm. Alone (--only passthru in --quick or
+# --headline) every arm has a disk of its own, 8 in all.
+PT_SHARED = {"irq": ("va", "va2", "bv", "ppt"), "poll": ("va", "va2", "pbkp", "ppt"), "own": ("ppt", "pbkp")}
+
+
+def passthru_experiments(opt_in=False, shared=False):
     E = []
     for poll in (False, True):
         sfx = "p" if poll else ""
         va, va2, vb, vp = ("pva" + sfx, "pvb" + sfx, "pbk" + sfx, "ppt" + sfx)
         props = ",props=num-queues=3" if poll else ""
+        disks = ["%s,serial=%s%s" % (NULL, s, props) for s in (va, va2, vb, vp)]
+        if shared:
+            va, va2, vb, vp = PT_SHARED["poll" if poll else "irq"]
+            # in both (either may run alone); plan main() declares a disk once
+            disks = ["%s,serial=%s,props=num-queues=3" % (NULL, s) for s in PT_SHARED["own"]]
         jobs = [j for j in PT_JOBS if PT_JOBS[j]["iopoll"] == poll]
         setup = [bind_with(vb, poll_queues=1 if poll else 0), bind_with(vp, poll_queues=1 if poll else 0)]
+        if shared and not poll:
+            setup = [bind_with(vp)]  # bv: drv's, bound with the defaults
+        giveback = []
         if poll:
             setup.insert(0, {"do": "virtio_blk_poll", "serials": [va, va2], "poll_queues": 1})
+            if shared:
+                giveback = [{"do": "virtio_blk_poll", "serials": [va, va2], "poll_queues": 0}, bind_with(vp)]
         e = {
             "name": "passthru-poll" if poll else "passthru",
             "title": "issue 25: vblk passthrough (/dev/<disk>c0, uring_cmd) vs the block paths of virtio_blk "
                      "and vblk, one client (vblk-ptbench: registered file and buffers, batch %d)%s"
                      % (PT_BATCH, ", IOPOLL on poll queues" if poll else ", interrupt-driven"),
             "client": "ptbench",
-            "disks": ["%s,serial=%s%s" % (NULL, s, props) for s in (va, va2, vb, vp)],
+            "disks": disks,
             "setup": setup,
+            # actions after its jobs that give borrowed disks back bound as
+            # their owner had them (guest_bench.py run_teardown runs them
+            # after any teardown)
+            "giveback": giveback,
             "arms": passthru_arms(va, va2, vb, vp),
             "jobs": [pt_job(j) for j in jobs],
             "targets": {j: t[0][2] for j, t in PT_TARGETS.items() if j in jobs and t[0][1] == "virtio_blk"},
@@ -535,7 +563,7 @@ def experiments(mode):
         "jobs": [job("rr4k-qd64-nj2")],
         "targets": {},
     })
-    E += passthru_experiments()
+    E += passthru_experiments(shared=True)
     return E
 
 
@@ -611,7 +639,9 @@ def main():
                     k, a.mode, " ".join(e["name"] for e in exps)), file=sys.stderr)
         # "ceiling" and "coalesce" use drv's vblk disk, --profile drv's
         # disks: keep drv's disks and setup (not its jobs).
-        if (({"ceiling", "coalesce"} & set(keep)) or (a.profile and not pt_prof)) and "drv" not in keep:
+        # So does passthru in --full (PT_SHARED).
+        borrow = {"ceiling", "coalesce"} | ({"passthru", "passthru-poll"} if a.mode == "full" else set())
+        if ((borrow & set(keep)) or (a.profile and not pt_prof)) and "drv" not in keep:
             for e in exps:
                 if e["name"] == "drv":
                     e["jobs"] = []
@@ -658,7 +688,7 @@ def main():
         e.setdefault("window", window)
         e.setdefault("ramp", a.ramp)
         e.setdefault("warm_window", 1.0)
-        disks += e.pop("disks", [])
+        disks += [d for d in e.pop("disks", []) if d not in disks]
         qemu += e.pop("qemu", [])
     # The report's noise arithmetic takes one number of rounds: the
     # experiments' own when they all agree (a real-time pollq boot: 60).

@@ -63,9 +63,26 @@ def test_plan():
     check("--reps wins", [e["reps"] for e in p["experiments"]] == [5, 5])
     p, _ = plan("--mode", "quick", "--only", "passthru-poll")
     check("--only passthru-poll alone", names(p) == ["passthru-poll"], names(p))
-    p, _ = plan("--mode", "full")
+    p, args = plan("--mode", "full")
     check("full: passthru last", names(p)[-2:] == ["passthru", "passthru-poll"], names(p))
     check("full rounds", p["experiments"][-1]["reps"] == 20)
+    # q35: 30 PCI slots, 9 of them vm-run's own devices (9p, virtio-serial,
+    # the watchdog): the disks and the -device options of a plan fit in 21.
+    pci = sum(1 for a in args if a == "--disk") + sum(a.count("-device ") for a in args)
+    check("full fits q35's PCI slots", pci <= 21, pci)
+    irq, poll = p["experiments"][-2:]
+    check("full: passthru borrows drv's disks", [a["serial"] for a in irq["arms"]] == ["va", "va2", "bv", "ppt"]
+          and [a["serial"] for a in poll["arms"]] == ["va", "va2", "pbkp", "ppt"])
+    check("full: bv keeps drv's binding", [a["serial"] for a in irq["setup"]] == ["ppt"], irq["setup"])
+    td = poll["giveback"]
+    check("full: poll gives drv's disks back", td[0] == {"do": "virtio_blk_poll", "serials": ["va", "va2"], "poll_queues": 0}
+          and td[1]["serial"] == "ppt" and td[1]["params"]["poll_queues"] == "0", td)
+    p, args = plan("--mode", "full", "--only", "passthru-poll")
+    disks = [args[i + 1] for i, a in enumerate(args) if a == "--disk"]
+    check("full --only passthru-poll: its disks and drv's", len(disks) == 5 and
+          any("serial=ppt" in d for d in disks) and any("serial=va2" in d for d in disks), disks)
+    check("full --only passthru-poll: drv without jobs", names(p) == ["drv", "passthru-poll"]
+          and p["experiments"][0]["jobs"] == [])
     p, _ = plan("--mode", "full", "--protocol", "groups", "--only", "passthru,drv")
     check("groups: passthru still slices", [e["slices"] for e in p["experiments"]] == [False, True, True])
     p, _ = plan("--mode", "headline")
