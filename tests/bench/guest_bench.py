@@ -553,6 +553,11 @@ def ptbench_argv(repo, job, arm, dev, runtime_s):
     return argv
 
 
+class ArmUnavailable(RuntimeError):
+    """This arm's disk cannot run the job as asked (IOPOLL without a poll
+    queue): the arm is left out of the cell, not an error."""
+
+
 def start_arm_ptbench(exp, job, arm, dev, k, runtime_s):
     """As start_arm_fio, for a ptbench job: one vblk-ptbench process (its
     own process group, pinned to vCPU 0 as fio's job 0 is), its per-second
@@ -563,7 +568,7 @@ def start_arm_ptbench(exp, job, arm, dev, k, runtime_s):
     # drops the poll flag, the I/O completes by interrupt while io_uring
     # spins): not the path being measured, so such an arm does not run.
     if job["ptbench"].get("iopoll") and rd("/sys/block/%s/queue/io_poll" % dev).strip() != "1":
-        raise RuntimeError("/dev/%s (%s) has no poll queue (queue/io_poll %s)" % (
+        raise ArmUnavailable("/dev/%s (%s) has no poll queue (queue/io_poll %s)" % (
             dev, driver_of(dev), rd("/sys/block/%s/queue/io_poll" % dev).strip() or "?"))
     ldir = os.path.join(OUT, "ptbench")
     os.makedirs(ldir, exist_ok=True)
@@ -684,12 +689,11 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
             try:
                 procs[arm["label"]], outs[arm["label"]] = start_arm(
                     exp, job, arm, devs[arm["label"]], k, runtime_s)
-            except RuntimeError as e:
+            except ArmUnavailable as e:
                 # A ptbench arm that cannot run this job (virtio_blk
                 # without poll queues under IOPOLL) is left out of the
-                # cell, said so in runs.jsonl; the others go on.
-                if not pt:
-                    raise
+                # cell, said so in runs.jsonl; the others go on. Any
+                # other failure fails the job, as fio's does.
                 log("   %s %s: arm %s unavailable: %s" % (exp["name"], job["name"], arm["label"], e))
                 runs_out.write(json.dumps({"exp": exp["name"], "job": job["name"], "arm": arm["label"],
                                            "unavailable": str(e)}) + "\n")
