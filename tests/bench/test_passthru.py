@@ -135,6 +135,17 @@ def test_guest():
     check("derive vblk: no kib", m["kib_per_io"] is None)
     m = guest_bench.derive("nodisk", s0, s1)
     check("derive disk count", m["win_ios"] == 0 and "ios_from" not in m, m)
+    # IOPOLL on a disk without a poll queue: the arm is unavailable, before any client starts.
+    rd, drv = guest_bench.rd, guest_bench.driver_of
+    guest_bench.rd = lambda path, default="": "0\n" if path.endswith("queue/io_poll") else default
+    guest_bench.driver_of = lambda dev: "virtio_blk"
+    try:
+        guest_bench.start_arm_ptbench({"name": "e"}, job, {"label": "virtio_blk"}, "vdz", 0, 10)
+        check("no poll queue: unavailable", False, "no exception")
+    except guest_bench.ArmUnavailable as e:
+        check("no poll queue: unavailable", "no poll queue (queue/io_poll 0)" in str(e), e)
+    finally:
+        guest_bench.rd, guest_bench.driver_of = rd, drv
 
 
 ARMS = [{"label": "virtio_blk", "role": "base"}, {"label": "virtio_blk#2", "role": "control"},
