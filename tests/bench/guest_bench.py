@@ -1126,11 +1126,11 @@ def do_setup(actions, what="setup"):
             try:
                 devs = virtio_blk_poll(a["serials"], a["poll_queues"])
             except Exception as e:
-                log("setup: virtio_blk cannot poll here: %s: %s" % (type(e).__name__, e))
+                log("%s: virtio_blk cannot poll here: %s: %s" % (what, type(e).__name__, e))
                 devs = []
             for dev in devs:
-                log("setup: %s on virtio_blk with poll_queues=%s: queue/io_poll %s, %d hardware queues" % (
-                    dev, a["poll_queues"], rd("/sys/block/%s/queue/io_poll" % dev).strip(),
+                log("%s: %s on virtio_blk with poll_queues=%s: queue/io_poll %s, %d hardware queues" % (
+                    what, dev, a["poll_queues"], rd("/sys/block/%s/queue/io_poll" % dev).strip(),
                     queue_info(dev)["nr_hw_queues"]))
         elif kind == "iothread_poll":
             got = iothread_poll(a["iothread"], a["poll_max_ns"])
