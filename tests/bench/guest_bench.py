@@ -249,8 +249,12 @@ def irq_delta(dev, s0, s1):
     return tot
 
 
-def derive(dev, s0, s1):
-    """Window metrics from two snapshots."""
+def derive(dev, s0, s1, count="disk"):
+    """Window metrics from two snapshots. I/Os: the disk's completed reads
+    and writes (/sys/block/X/stat), or with count "vblk" the completions
+    in vblk's counters: passthrough requests are not in the disk's stat
+    on the lab kernels (the block layer accounts no passthrough request
+    before 6.13's iostats_passthrough)."""
     dt = s1["t"] - s0["t"]
     c0, c1 = s0["cpu"], s1["cpu"]
     d = [b - a for a, b in zip(c0, c1)]
@@ -259,6 +263,9 @@ def derive(dev, s0, s1):
     busy_s = (total - idle) / HZ
     ios = s1["disk"]["ios"] - s0["disk"]["ios"]
     sectors = s1["disk"]["sectors"] - s0["disk"]["sectors"]
+    if count == "vblk":
+        ios = s1.get("vblk", {}).get("completions", 0) - s0.get("vblk", {}).get("completions", 0)
+        sectors = None
     m = {"win_s": dt, "win_ios": ios, "win_iops": ios / dt if dt > 0 else 0,
          "guest_busy_s": busy_s, "guest_cpu_total_s": total / HZ,
          "guest_busy_frac": (total - idle) / total if total else 0,
@@ -266,7 +273,9 @@ def derive(dev, s0, s1):
          "guest_irq_s": d[5] / HZ, "guest_softirq_s": d[6] / HZ,
          "iops_per_busy_cpu_s": ios / busy_s if busy_s > 0 else None,
          "irqs": irq_delta(dev, s0, s1),
-         "kib_per_io": sectors / 2 / ios if ios else None}
+         "kib_per_io": sectors / 2 / ios if ios and sectors is not None else None}
+    if count != "disk":
+        m["ios_from"] = count
     m["irqs_per_io"] = m["irqs"] / ios if ios else None
     for k in ("BLOCK", "IRQ_POLL"):
         m["softirq_" + k] = s1["softirq"].get(k, 0) - s0["softirq"].get(k, 0)
@@ -515,6 +524,91 @@ def start_arm_fio(exp, job, arm, dev, k, runtime_s):
     return p, outfile
 
 
+PTBENCH = "tools/vblk-ptbench/vblk-ptbench"  # in the repo (make ptbench)
+
+
+def arm_count(arm):
+    """Where an arm's I/Os are counted (derive): vblk's counters for the
+    char device, the disk's stat otherwise."""
+    return "vblk" if arm.get("path") == "char" else "disk"
+
+
+def arm_ios(dev, count):
+    if count == "vblk":
+        return read_counters(dev).get("completions", 0)
+    return read_diskstat(dev)["ios"]
+
+
+def ptbench_argv(repo, job, arm, dev, runtime_s):
+    """vblk-ptbench's command line for one arm of a ptbench job: the disk
+    /dev/DEV (O_DIRECT) or, for a "char" arm, its passthrough char device
+    /dev/DEVc0, with the job's settings."""
+    p = job["ptbench"]
+    argv = [os.path.join(repo, PTBENCH), "--rw", p["rw"], "--bs", str(bs_bytes(p["bs"])),
+            "--qd", str(p["qd"]), "--batch", str(p.get("batch", 1)), "--runtime", str(int(runtime_s))]
+    for flag in ("fixed", "regfile", "iopoll"):
+        if p.get(flag):
+            argv.append("--" + flag)
+    argv.append("/dev/%s%s" % (dev, "c0" if arm.get("path") == "char" else ""))
+    return argv
+
+
+class ArmUnavailable(RuntimeError):
+    """This arm's disk cannot run the job as asked (IOPOLL without a poll
+    queue): the arm is left out of the cell, not an error."""
+
+
+def start_arm_ptbench(exp, job, arm, dev, k, runtime_s):
+    """As start_arm_fio, for a ptbench job: one vblk-ptbench process (its
+    own process group, pinned to vCPU 0 as fio's job 0 is), its per-second
+    lines in OUT/ptbench/; stopped as soon as its I/O runs. Returns the
+    process and the log's path."""
+    argv = ptbench_argv(REPO, job, arm, dev, runtime_s)
+    # IOPOLL on a disk without a poll queue still runs (the block layer
+    # drops the poll flag, the I/O completes by interrupt while io_uring
+    # spins): not the path being measured, so such an arm does not run.
+    if job["ptbench"].get("iopoll") and rd("/sys/block/%s/queue/io_poll" % dev).strip() != "1":
+        raise ArmUnavailable("/dev/%s (%s) has no poll queue (queue/io_poll %s)" % (
+            dev, driver_of(dev), rd("/sys/block/%s/queue/io_poll" % dev).strip() or "?"))
+    ldir = os.path.join(OUT, "ptbench")
+    os.makedirs(ldir, exist_ok=True)
+    log_path = os.path.join(ldir, "%s.%s.a%d.log" % (exp["name"], job["name"], k))
+    set_params(arm)
+    count = arm_count(arm)
+    st0 = arm_ios(dev, count)
+    with open(log_path, "w") as lf:
+        lf.write(" ".join(argv) + "\n")
+        lf.flush()
+        p = subprocess.Popen(argv, cwd=WORK, stdout=lf, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True,
+                             preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 120:
+        if arm_ios(dev, count) > st0:
+            break
+        time.sleep(0.02)
+    else:
+        why = "exited" if p.poll() is not None else "never started I/O"
+        pgsignal(p, signal.SIGKILL)
+        _, err = p.communicate()
+        raise RuntimeError("vblk-ptbench for arm %s %s (exit %s): %s" % (
+            arm["label"], why, p.returncode, (err or "").strip()[:300]))
+    time.sleep(0.3)
+    pgsignal(p, signal.SIGSTOP)
+    return p, log_path
+
+
+def start_arm(exp, job, arm, dev, k, runtime_s):
+    """The arm's load generator: vblk-ptbench for a ptbench job, else fio."""
+    if "ptbench" in job:
+        return start_arm_ptbench(exp, job, arm, dev, k, runtime_s)
+    return start_arm_fio(exp, job, arm, dev, k, runtime_s)
+
+
+def job_bs(job):
+    return bs_bytes((job.get("ptbench") or job.get("fio") or {}).get("bs", "4k"))
+
+
 def stop_arm_fio(p):
     """Resume, then ask fio to end (SIGINT: it stops its jobs and writes its
     JSON); returns fio's stderr."""
@@ -589,13 +683,26 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
     procs, outs = {}, {}
     recs, n = [], first_n
     t_start = time.monotonic()
+    pt = "ptbench" in job
     try:
         for k, arm in enumerate(arms):
-            procs[arm["label"]], outs[arm["label"]] = start_arm_fio(
-                exp, job, arm, devs[arm["label"]], k, runtime_s)
+            try:
+                procs[arm["label"]], outs[arm["label"]] = start_arm(
+                    exp, job, arm, devs[arm["label"]], k, runtime_s)
+            except ArmUnavailable as e:
+                # A ptbench arm that cannot run this job (virtio_blk
+                # without poll queues under IOPOLL) is left out of the
+                # cell, said so in runs.jsonl; the others go on. Any
+                # other failure fails the job, as fio's does.
+                log("   %s %s: arm %s unavailable: %s" % (exp["name"], job["name"], arm["label"], e))
+                runs_out.write(json.dumps({"exp": exp["name"], "job": job["name"], "arm": arm["label"],
+                                           "unavailable": str(e)}) + "\n")
+                runs_out.flush()
         for r in range(rounds):
             k = r % len(arms)
             for arm in arms[k:] + arms[:k]:
+                if arm["label"] not in procs:
+                    continue
                 label, dev, p = arm["label"], devs[arm["label"]], procs[arm["label"]]
                 n += 1
                 rec = {"id": run_id(exp, job, r - warm, label),
@@ -615,9 +722,9 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
                     s1 = snapshot(dev)
                     pgsignal(p, signal.SIGSTOP)
                     rec["proc"] = proc_state(p.pid)
-                    rec.update(derive(dev, s0, s1))
+                    rec.update(derive(dev, s0, s1, arm_count(arm)))
                     rec["iops"] = rec["win_iops"]
-                    rec["bw_kib"] = rec["win_iops"] * bs_bytes(job["fio"].get("bs", "4k")) / 1024
+                    rec["bw_kib"] = rec["win_iops"] * job_bs(job) / 1024
                     if not rec["win_ios"]:
                         rec["error"] = "no I/O completed in the window"
                         stuck_report(dev)
@@ -631,6 +738,8 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
     cutoff_ns = int(0.5 * max(1, len(arms) - 1) * window * 1e9)
     lat = {}
     for label, path in outs.items():
+        if pt:
+            continue  # vblk-ptbench reports no latency (its log: OUT/ptbench/)
         try:
             jobs = load_fio_json(path)["jobs"]
             lat[label] = pooled_latency(jobs[0], cutoff_ns)
@@ -640,12 +749,14 @@ def run_job_slices(exp, job, arms, devs, first_n, total, runs_out, t_all):
             lat[label] = {"fio_output_error": "%s; %s" % (e, errs.get(label, "").strip()[:200])}
     for rec in recs:
         rec.update({kk: v for kk, v in lat.get(rec["arm"], {}).items()})
-        rec["lat_pooled"] = True
+        rec["lat_pooled"] = not pt
         runs_out.write(json.dumps(rec) + "\n")
     runs_out.flush()
-    log("   %s %s: %d slices, %.0f s; latency samples left out (stopped arm): %s" % (
+    log("   %s %s: %d slices, %.0f s%s" % (
         exp["name"], job["name"], len(recs), time.monotonic() - t_start,
-        ", ".join("%s %s" % (lb, lat[lb].get("lat_excluded", "?")) for lb in lat)))
+        "; clients' exit: %s" % ", ".join("%s %s" % (lb, p.returncode) for lb, p in procs.items()) if pt else
+        "; latency samples left out (stopped arm): %s" % ", ".join(
+            "%s %s" % (lb, lat[lb].get("lat_excluded", "?")) for lb in lat)))
     return len(recs)
 
 
@@ -738,7 +849,7 @@ def profile_arm(prof, exp, job, arm, dev, k):
     # QD64 arms' fio had ended before the window (0 I/Os).
     runtime_s = int(900 + 4 * (prof["seconds"] + prof["warm"]))
     t_start = time.monotonic()
-    p, outfile = start_arm_fio(exp, job, arm, dev, 90 + k, runtime_s)
+    p, outfile = start_arm(exp, job, arm, dev, 90 + k, runtime_s)
     rec = {"exp": exp["name"], "job": job["name"], "arm": arm["label"], "dev": dev,
            "driver": driver_of(dev), "period_ns": prof["period_ns"], "file": name + ".perf.txt",
            "irq_match": irq_names(dev), "fio_start_s": time.monotonic() - t_start}
@@ -778,7 +889,7 @@ def profile_arm(prof, exp, job, arm, dev, k):
         time.sleep(prof["seconds"])
         s1 = snapshot(dev)
         perf_control(perf, cfd, afd, "disable")
-        rec.update(derive(dev, s0, s1))
+        rec.update(derive(dev, s0, s1, arm_count(arm)))
         rec["t0"], rec["t1"], rec["cpu0"], rec["cpu1"] = s0["t"], s1["t"], s0["cpu"], s1["cpu"]
     finally:
         if perf is not None:
@@ -953,6 +1064,41 @@ def iothread_poll(iothread, ns):
     return got
 
 
+VIRTIO_BLK_POLL = "/sys/module/virtio_blk/parameters/poll_queues"
+
+
+def virtio_blk_poll(serials, n):
+    """Rebind these disks to virtio_blk with its poll_queues parameter at n
+    (read at probe), then put the parameter back. Returns the disks. A
+    kernel whose virtio_blk has no such parameter (or a read-only one)
+    leaves the disks as they were: the IOPOLL jobs then find no poll
+    queue there, and their virtio_blk arms are unavailable."""
+    if not os.path.exists(VIRTIO_BLK_POLL):
+        raise RuntimeError("no %s: virtio_blk cannot poll on this kernel" % VIRTIO_BLK_POLL)
+    old = rd(VIRTIO_BLK_POLL).strip()
+    devs = []
+    try:
+        wr(VIRTIO_BLK_POLL, n)
+        for serial in serials:
+            dev = disk_by_serial(serial)
+            if dev is None:
+                raise RuntimeError("no disk with serial %s" % serial)
+            pci = pci_of(dev)
+            sh("%s/scripts/vblk-bind none %s" % (REPO, pci))
+            sh("%s/scripts/vblk-bind virtio-pci %s" % (REPO, pci))
+            for _ in range(100):
+                dev = disk_by_serial(serial)
+                if dev and driver_of(dev) == "virtio_blk":
+                    break
+                time.sleep(0.1)
+            else:
+                raise RuntimeError("disk %s did not come back on virtio_blk" % serial)
+            devs.append(dev)
+    finally:
+        wr(VIRTIO_BLK_POLL, old)
+    return devs
+
+
 def do_setup(actions, what="setup"):
     for a in actions:
         kind = a["do"]
@@ -974,6 +1120,18 @@ def do_setup(actions, what="setup"):
             path = "/sys/block/%s/queue/scheduler" % dev
             wr(path, a["scheduler"])
             log("setup: %s (serial %s) scheduler %s" % (dev, a["serial"], rd(path).strip()))
+        elif kind == "virtio_blk_poll":
+            # Not fatal: without poll queues the IOPOLL jobs' virtio_blk
+            # arms are left out (start_arm_ptbench), the others run.
+            try:
+                devs = virtio_blk_poll(a["serials"], a["poll_queues"])
+            except Exception as e:
+                log("%s: virtio_blk cannot poll here: %s: %s" % (what, type(e).__name__, e))
+                devs = []
+            for dev in devs:
+                log("%s: %s on virtio_blk with poll_queues=%s: queue/io_poll %s, %d hardware queues" % (
+                    what, dev, a["poll_queues"], rd("/sys/block/%s/queue/io_poll" % dev).strip(),
+                    queue_info(dev)["nr_hw_queues"]))
         elif kind == "iothread_poll":
             got = iothread_poll(a["iothread"], a["poll_max_ns"])
             log("%s: iothread %s poll-max-ns %d (qom-set, read back with qom-get)" % (what, a["iothread"], got))
@@ -1000,12 +1158,13 @@ def set_memory(mem):
 
 
 def run_teardown(exp, runs):
-    """exp's teardown actions, after its jobs (and after a failed setup,
+    """exp's teardown actions (and "giveback": borrowed disks rebound as
+    their owner had them, plan.py PT_SHARED), after its jobs (and after a failed setup,
     which may have got part of the way). A failure is logged and written to
     runs.jsonl as a teardown_error, which the report shows: the experiments
     after it run with whatever the teardown failed to undo."""
     try:
-        do_setup(exp.get("teardown", []), what="teardown")
+        do_setup(exp.get("teardown", []) + exp.get("giveback", []), what="teardown")
     except Exception as e:
         log("!! experiment %s: teardown failed: %s" % (exp["name"], e))
         runs.write(json.dumps({"exp": exp["name"], "teardown_error": str(e)}) + "\n")
@@ -1040,6 +1199,10 @@ def main():
     ko = plan["ko"]
     info = {"uname": os.uname().release, "ncpu": os.cpu_count(), "hz": HZ,
             "fio": sh("fio --version", check=False).strip()}
+    if any(e.get("client") == "ptbench" for e in plan["experiments"]):
+        info["ptbench"] = os.path.join(REPO, PTBENCH)
+        if not os.access(info["ptbench"], os.X_OK):
+            log("!! no %s (make ptbench): the passthru arms cannot run" % info["ptbench"])
     args = " ".join("%s=%s" % kv for kv in plan.get("insmod", {}).items())
     sh("insmod %s %s" % (ko, args))
     info["vblk_params"] = {p: rd(os.path.join(PARAMS, p)).strip() for p in sorted(os.listdir(PARAMS))}
@@ -1091,7 +1254,7 @@ def main():
                 n += runs_of(exp, exp["jobs"].index(job))
                 continue
             try:
-                if exp.get("slices", True):
+                if exp.get("slices", True) or "ptbench" in job:
                     run_job_slices(exp, job, arms, devs, n, total, runs, t_all)
                 else:
                     run_job(exp, job, arms, devs, n, total, runs, t_all)

@@ -55,6 +55,30 @@ JOB_TEXT = {
     "rr4k-uring-qd1": "io_uring QD1",
 }
 
+# vblk-ptbench jobs (tools/vblk-ptbench, the passthru experiments): one
+# client process, pinned to vCPU 0, driving a block device (O_DIRECT,
+# READ_FIXED / WRITE_FIXED) or vblk's char device (uring_cmd) with the same
+# settings: registered file, registered buffers, the same batch (submit
+# and reap batch I/Os at a time; at QD1 one), and with "iopoll"
+# IORING_SETUP_IOPOLL (the disks' poll queues).
+PT_BATCH = 16
+PT_JOBS = {}
+for _rw, _short in (("randread", "rr"), ("randwrite", "rw")):
+    for _qd in (1, 64):
+        for _poll in (False, True):
+            PT_JOBS["pt-%s4k-qd%d%s" % (_short, _qd, "-poll" if _poll else "")] = {
+                "rw": _rw, "bs": "4k", "qd": _qd, "batch": min(PT_BATCH, _qd), "fixed": True,
+                "regfile": True, "iopoll": _poll}
+
+
+def pt_job(name):
+    p = PT_JOBS[name]
+    return {"name": name, "ptbench": dict(p),
+            "text": "vblk-ptbench 4k %s QD%d%s, %s" % (
+                p["rw"], p["qd"], " batch %d" % p["batch"] if p["batch"] > 1 else "",
+                "IOPOLL" if p["iopoll"] else "interrupt-driven")}
+
+
 # The guest's memory for fio's buffers. The physical layout of a buffer
 # sets the number of segments of a 64k request (1 to 16), and that sets its
 # cost in both drivers by up to a third. In 4k pages the layout is what the
@@ -131,6 +155,13 @@ PROFILE = {"exp": "drv", "arms": ["virtio_blk", "vblk"], "jobs": ["rr4k-qd64-nj1
 # not. Such a job lists its arms itself, "EXP:LABEL" for another
 # experiment's arm; the others take the profile's.
 PROFILE_EXTRA_ARMS = {"ceiling": ["null_blk"]}
+
+
+# --profile-jobs with passthru jobs (PT_JOBS): each of passthru's three
+# paths (virtio_blk, vblk's block path, vblk's passthrough, the last the
+# test) runs the job alone under perf; the report compares the
+# passthrough with each of the other two.
+PT_PROFILE = {"exp": "passthru", "arms": ["virtio_blk", "vblk", "vblk-pt"]}
 
 
 def profile_spec(exps, jobs=None):
@@ -213,6 +244,98 @@ def softirq_setup_arms(h, h2, s):
             "arms": [{"label": "hardirq", "serial": h, "role": "base"},
                      {"label": "hardirq#2", "serial": h2, "role": "control"},
                      {"label": "softirq", "serial": s, "role": "test"}]}
+
+
+# Issue 25: the passthrough path against the block paths, all driven by
+# vblk-ptbench with the same settings (PT_JOBS). Four disks per
+# experiment, each arm on its own: virtio_blk twice (base and the A/A
+# control), vblk's block path (/dev/<disk>, role "block") and vblk's
+# passthrough (/dev/<disk>c0, "path": "char", the test). passthru-poll
+# runs the IOPOLL jobs on disks with a poll queue: vblk bound with
+# poll_queues=1 (QEMU num-queues=3: two interrupt-driven queues and one
+# polled, as pollq), virtio_blk rebound with its module parameter
+# poll_queues=1 (it caps its queues at the vCPUs: one interrupt-driven,
+# one polled). Every arm on its own disk, so that no arm's poll reaps
+# another's completions. Under icount every arm of a cell waits for the
+# device the same way (all sleep or all spin), so icount compares them.
+# `--only passthru` names both experiments (ONLY_GROUPS).
+PT_TARGETS = {
+    # (numerator, denominator, minimum ratio of IOPS, or None: a win;
+    #  the job of passthru whose same ratio this cell must exceed)
+    "pt-rr4k-qd64": [["vblk-pt", "virtio_blk", 1.40, None]],
+    "pt-rr4k-qd1": [["vblk-pt", "vblk", None, None]],
+    "pt-rw4k-qd1": [["vblk-pt", "vblk", None, None]],
+    "pt-rr4k-qd64-poll": [["vblk-pt", "virtio_blk", 1.40, "pt-rr4k-qd64"]],
+    "pt-rr4k-qd1-poll": [["vblk-pt", "vblk", None, "pt-rr4k-qd1"]],
+    "pt-rw4k-qd1-poll": [["vblk-pt", "vblk", None, "pt-rw4k-qd1"]],
+}
+PT_QUICK_REPS = 12
+ONLY_GROUPS = {"passthru": ["passthru", "passthru-poll"]}
+
+
+def passthru_arms(va, va2, vb, vp):
+    return [{"label": "virtio_blk", "serial": va, "driver": "virtio_blk", "role": "base"},
+            {"label": "virtio_blk#2", "serial": va2, "driver": "virtio_blk", "role": "control"},
+            {"label": "vblk", "serial": vb, "driver": "vblk", "role": "block"},
+            {"label": "vblk-pt", "serial": vp, "driver": "vblk", "path": "char", "role": "test"}]
+
+
+# q35 has 30 PCI slots for devices, and vm-run's guest takes 9 of them
+# (9p, virtio-serial, the watchdog): --full's other experiments leave 2.
+# So in --full (shared=True) passthru borrows drv's disks: its virtio_blk
+# arms are drv's va and va2 (passthru-poll rebinds them with a poll queue
+# and its "giveback" actions rebind them without, as drv had them, for
+# --profile),
+# its interrupt-driven vblk block arm is drv's bv, and two disks of its
+# own (num-queues=3) carry the passthrough (both experiments; rebound
+# with a poll queue for passthru-poll, without again after it) and
+# passthru-poll's vblk block arm. Alone (--only passthru in --quick or
+# --headline) every arm has a disk of its own, 8 in all.
+PT_SHARED = {"irq": ("va", "va2", "bv", "ppt"), "poll": ("va", "va2", "pbkp", "ppt"), "own": ("ppt", "pbkp")}
+
+
+def passthru_experiments(opt_in=False, shared=False):
+    E = []
+    for poll in (False, True):
+        sfx = "p" if poll else ""
+        va, va2, vb, vp = ("pva" + sfx, "pvb" + sfx, "pbk" + sfx, "ppt" + sfx)
+        props = ",props=num-queues=3" if poll else ""
+        disks = ["%s,serial=%s%s" % (NULL, s, props) for s in (va, va2, vb, vp)]
+        if shared:
+            va, va2, vb, vp = PT_SHARED["poll" if poll else "irq"]
+            # in both (either may run alone); plan main() declares a disk once
+            disks = ["%s,serial=%s,props=num-queues=3" % (NULL, s) for s in PT_SHARED["own"]]
+        jobs = [j for j in PT_JOBS if PT_JOBS[j]["iopoll"] == poll]
+        setup = [bind_with(vb, poll_queues=1 if poll else 0), bind_with(vp, poll_queues=1 if poll else 0)]
+        if shared and not poll:
+            setup = [bind_with(vp)]  # bv: drv's, bound with the defaults
+        giveback = []
+        if poll:
+            setup.insert(0, {"do": "virtio_blk_poll", "serials": [va, va2], "poll_queues": 1})
+            if shared:
+                giveback = [{"do": "virtio_blk_poll", "serials": [va, va2], "poll_queues": 0}, bind_with(vp)]
+        e = {
+            "name": "passthru-poll" if poll else "passthru",
+            "title": "issue 25: vblk passthrough (/dev/<disk>c0, uring_cmd) vs the block paths of virtio_blk "
+                     "and vblk, one client (vblk-ptbench: registered file and buffers, batch %d)%s"
+                     % (PT_BATCH, ", IOPOLL on poll queues" if poll else ", interrupt-driven"),
+            "client": "ptbench",
+            "disks": disks,
+            "setup": setup,
+            # actions after its jobs that give borrowed disks back bound as
+            # their owner had them (guest_bench.py run_teardown runs them
+            # after any teardown)
+            "giveback": giveback,
+            "arms": passthru_arms(va, va2, vb, vp),
+            "jobs": [pt_job(j) for j in jobs],
+            "targets": {j: t[0][2] for j, t in PT_TARGETS.items() if j in jobs and t[0][1] == "virtio_blk"},
+            "pt_targets": {j: t for j, t in PT_TARGETS.items() if j in jobs},
+            "quick_reps": PT_QUICK_REPS,
+        }
+        if opt_in:
+            e["opt_in"] = True
+        E.append(e)
+    return E
 
 
 def contention_experiments():
@@ -304,7 +427,9 @@ def experiments(mode):
         "cpu_target": 1.15,
     })
     if quick:
-        return E
+        # passthru only when named (--only passthru): not part of the
+        # quick and headline budgets.
+        return E + passthru_experiments(opt_in=True)
 
     E.append({
         "name": "drv-file",
@@ -438,6 +563,7 @@ def experiments(mode):
         "jobs": [job("rr4k-qd64-nj2")],
         "targets": {},
     })
+    E += passthru_experiments(shared=True)
     return E
 
 
@@ -462,8 +588,14 @@ def main():
     a = ap.parse_args()
     pjobs = [j for j in a.profile_jobs.split(",") if j]
     for j in pjobs:
-        if j not in JOBS:
-            ap.error("--profile-jobs: no job %s (jobs: %s)" % (j, " ".join(JOBS)))
+        if j not in JOBS and j not in PT_JOBS:
+            ap.error("--profile-jobs: no job %s (jobs: %s)" % (j, " ".join(list(JOBS) + list(PT_JOBS))))
+    pt_prof = [j for j in pjobs if j in PT_JOBS]
+    if pt_prof and len(pt_prof) != len(pjobs):
+        ap.error("--profile-jobs: passthru jobs (%s) and fio jobs in one profile: run them apart"
+                 % ",".join(pt_prof))
+    if [j for j in pt_prof if PT_JOBS[j]["iopoll"]]:
+        ap.error("--profile-jobs: the profile runs passthru's interrupt-driven jobs only")
     a.profile = a.profile or bool(pjobs)
     # Where the host sampler puts QEMU's threads (host_sampler.placement):
     # checked here, before the boot, and recorded for the report.
@@ -495,7 +627,10 @@ def main():
         window = a.window or 1.5
     exps = experiments(a.mode)
     if a.only:
-        keep = a.only.split(",")
+        keep = [x for k in a.only.split(",") for x in ONLY_GROUPS.get(k, [k])]
+        # --profile-jobs with passthru jobs profiles passthru's arms.
+        if pt_prof and "passthru" not in keep:
+            keep.append("passthru")
         # The quick and headline modes have drv only: say so rather than
         # drop an experiment without a word (ceiling needs --full).
         for k in keep:
@@ -504,14 +639,16 @@ def main():
                     k, a.mode, " ".join(e["name"] for e in exps)), file=sys.stderr)
         # "ceiling" and "coalesce" use drv's vblk disk, --profile drv's
         # disks: keep drv's disks and setup (not its jobs).
-        if (({"ceiling", "coalesce"} & set(keep)) or a.profile) and "drv" not in keep:
+        # So does passthru in --full (PT_SHARED).
+        borrow = {"ceiling", "coalesce"} | ({"passthru", "passthru-poll"} if a.mode == "full" else set())
+        if ((borrow & set(keep)) or (a.profile and not pt_prof)) and "drv" not in keep:
             for e in exps:
                 if e["name"] == "drv":
                     e["jobs"] = []
             keep.append("drv")
         exps = [e for e in exps if e["name"] in keep]
     else:
-        exps = [e for e in exps if not e.get("opt_in")]
+        exps = [e for e in exps if not e.get("opt_in") or (pt_prof and e["name"] == "passthru")]
     for e in exps:
         e.pop("opt_in", None)
     # Experiments that only real time measures go to a second boot
@@ -520,7 +657,13 @@ def main():
     if a.clock == "icount" and not a.only:
         real_boot = [e["name"] for e in exps if e.get("clock") == "real"]
         exps = [e for e in exps if e.get("clock") != "real"]
+    if pt_prof and "passthru" not in [e["name"] for e in exps]:
+        ap.error("--profile-jobs %s: no passthru experiment in the plan (--only passthru or --full)"
+                 % ",".join(pt_prof))
     for e in exps:
+        qr = e.pop("quick_reps", None)
+        if qr and a.mode in ("quick", "headline") and not a.reps:
+            e["reps"] = qr
         rr = e.pop("real_reps", None)
         if rr and a.clock == "real" and not a.reps and slices:
             e["reps"] = rr
@@ -532,6 +675,10 @@ def main():
     if a.clock == "icount":
         qemu.append(ICOUNT)
     for e in exps:
+        # vblk-ptbench runs as slices only (guest_bench.py has no groups
+        # protocol for it: the client has no job groups).
+        if e.get("client") == "ptbench":
+            e["slices"] = True
         e.setdefault("slices", slices)
         e.setdefault("settle", 0.1)
         e.setdefault("reps", reps)
@@ -541,7 +688,7 @@ def main():
         e.setdefault("window", window)
         e.setdefault("ramp", a.ramp)
         e.setdefault("warm_window", 1.0)
-        disks += e.pop("disks", [])
+        disks += [d for d in e.pop("disks", []) if d not in disks]
         qemu += e.pop("qemu", [])
     # The report's noise arithmetic takes one number of rounds: the
     # experiments' own when they all agree (a real-time pollq boot: 60).
@@ -567,7 +714,11 @@ def main():
         lp["jobs"] = [job(j) for j in jobs]
         plan["lockprof"] = lp
     if a.profile:
-        plan["profile"] = profile_spec(exps, pjobs or None)
+        if pt_prof:
+            plan["profile"] = dict(PROFILE, **PT_PROFILE)
+            plan["profile"]["jobs"] = [pt_job(j) for j in pt_prof]
+        else:
+            plan["profile"] = profile_spec(exps, pjobs or None)
         if a.profile_no_irq:
             plan["profile"]["irq_trace"] = False
     with open(os.path.join(a.out, "plan.json"), "w") as f:

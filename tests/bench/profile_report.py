@@ -510,6 +510,11 @@ CATEGORIES = [
         f in ("__x64_sys_io_getevents", "__x64_sys_io_pgetevents") for f in fr)),
     ("fio: other kernel", lambda root, fr: root == "fio" and any(f != "[user]" for f in fr)),
     ("fio: user space", lambda root, fr: root == "fio"),
+    # passthru's jobs (tools/vblk-ptbench): submission and reaping are one
+    # system call, io_uring_enter; task-work completions run inside it.
+    ("vblk-ptbench: io_uring_enter", lambda root, fr: root == "vblk-ptbench" and "__x64_sys_io_uring_enter" in fr),
+    ("vblk-ptbench: other kernel", lambda root, fr: root == "vblk-ptbench" and any(f != "[user]" for f in fr)),
+    ("vblk-ptbench: user space", lambda root, fr: root == "vblk-ptbench"),
     ("other processes", lambda root, fr: True),
 ]
 
@@ -633,15 +638,22 @@ def job_arms(prof, job, recs):
 
 def comparisons(prof, arms):
     """(test, reference) pairs of a job's arms: the profile's test (its
-    last arm, vblk) against its base (the first, virtio_blk), then against
-    every other arm of the job (null_blk)."""
+    last arm, vblk) against its base (the first, virtio_blk) and any other
+    arm of the profile, then against every other arm of the job
+    (null_blk)."""
     pa = prof.get("arms") or ["virtio_blk", "vblk"]
-    base, test = pa[0], pa[-1]
-    return [(test, ref) for ref in [base] + [a for a in arms if a not in pa]]
+    test = pa[-1]
+    # passthru's profile (plan.py PT_PROFILE) has three: the passthrough
+    # against virtio_blk, then against vblk's block path.
+    return [(test, ref) for ref in pa[:-1] + [a for a in arms if a not in pa]]
 
 
 def job_fio(prof, job):
+    """The job's fio options; for a vblk-ptbench job (passthru), its queue
+    depth as fio's iodepth."""
     pj = plan_job(prof, job)
+    if "ptbench" in pj:
+        return {"iodepth": pj["ptbench"].get("qd")}
     return pj.get("fio") or {}
 
 
@@ -649,7 +661,8 @@ def detail_job(prof, job, arms):
     """Jobs that get the time split and the categories: QD1 (the guest
     waits for the host between I/Os) and jobs with more arms than the
     profile's two (null_blk: what vblk pays that no device costs)."""
-    return str(job_fio(prof, job).get("iodepth")) == "1" or len(arms) > len(prof.get("arms") or [0, 0])
+    return (str(job_fio(prof, job).get("iodepth")) == "1" or len(arms) > len(prof.get("arms") or [0, 0])
+            or "ptbench" in plan_job(prof, job))
 
 
 def split_block(out, job, arms, res, cmps, ns_insn, ncpu=2):
@@ -746,7 +759,8 @@ def section(out, plan=None, n=20, summary=None):
     prof = plan.get("profile") or {}
     R = ["## Profile: instructions per I/O by function\n"]
     R.append(
-        "`scripts/bench --profile`: after the experiments, each driver's disk of drv ran the job alone "
+        "`scripts/bench --profile`: after the experiments, each driver's disk of drv (for passthru's jobs: "
+        "each of passthru's three paths, driven by vblk-ptbench) ran the job alone "
         "(fio, %s s after %s s of settling) under `perf record -a -g -e cpu-clock/period=%s/` (a sample "
         "every %s ns of each CPU's clock, with its call chain; user space, whose chains perf cannot "
         "walk in fio, is one frame `[user]`). %s Per function, **instructions per I/O = "

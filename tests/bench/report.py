@@ -444,6 +444,188 @@ def terminal_summary(meta, rows, cells):
     return "\n".join(L)
 
 
+def job_opts(job):
+    """A job's load generator and its options, as text: fio's options, or
+    vblk-ptbench's for a passthru job."""
+    if "ptbench" in job:
+        p = job["ptbench"]
+        return "vblk-ptbench --rw %s --bs %s --qd %s --batch %s%s" % (
+            p["rw"], p["bs"], p["qd"], p.get("batch", 1),
+            "".join(" --" + f for f in ("fixed", "regfile", "iopoll") if p.get(f)))
+    return "fio " + " ".join("%s=%s" % kv for kv in job.get("fio", {}).items())
+
+
+# ---- passthru (issue 25): three paths, one client ---------------------------
+
+# The three ratios of a passthru cell: (numerator role, denominator role).
+PT_RATIOS = [("test", "base"), ("test", "block"), ("block", "base")]
+
+
+def icount_ns(plan):
+    """Guest ns per instruction under icount (2^shift), None without it."""
+    ic = (plan or {}).get("icount") or ""
+    if (plan or {}).get("clock") != "icount" or "shift=" not in ic:
+        return None
+    return 2 ** int(ic.split("shift=")[1].split(",")[0])
+
+
+def pair_stats(c, num, den, key="iops"):
+    """num/den (arm labels) for one cell: ratio of the medians, its
+    2-sigma-able noise (the two medians' relative standard errors
+    combined), the median of the per-round ratios; the A/A (control/base,
+    ratio of the medians and per round) is the cell's."""
+    mn, md = c.stat(num, key)[0], c.stat(den, key)[0]
+    sn, sd = rel_se(c.values(num, key)), rel_se(c.values(den, key))
+    a = {r["rep"]: r.get(key) for r in c.vals.get(num, [])}
+    b = {r["rep"]: r.get(key) for r in c.vals.get(den, [])}
+    rr = [a[k] / b[k] for k in a if k in b and isinstance(a[k], (int, float))
+          and isinstance(b[k], (int, float)) and b[k]]
+    return {"r": ratio(mn, md), "sig": (sn * sn + sd * sd) ** 0.5 if sn is not None and sd is not None else None,
+            "pr": med(rr) if rr else None}
+
+
+def passthru_rows(plan, cells, raw_runs):
+    """One row per passthru cell (experiments whose client is ptbench):
+    the three paths' median IOPS (and, under icount, guest instructions
+    per I/O = 1 / (IOPS x ns per instruction): exact when some vCPU is
+    always busy, an upper bound otherwise), the ratios of PT_RATIOS with
+    their verdicts against the cell's A/A, and the cell's targets
+    (exp["pt_targets"]; "better": whether the ratio is above the same
+    ratio of the interrupt-driven cell named, beyond the noise, a target
+    of its own). Arms the guest could not run (runs.jsonl
+    "unavailable") make their ratios n/a, with the reason."""
+    ns = icount_ns(plan)
+    rows = []
+    for c in cells:
+        if c.exp.get("client") != "ptbench":
+            continue
+        e, job = c.exp, c.job["name"]
+        unav = {r["arm"]: r["unavailable"] for r in raw_runs
+                if r.get("exp") == e["name"] and r.get("job") == job and "unavailable" in r}
+        row = {"exp": e["name"], "job": job, "arms": {}, "ratios": {}, "targets": [], "unavailable": unav,
+               "errors": c.nerr}
+        _, aa = c.ratios("iops")
+        pa = paired(c, "iops")[1]
+        row["aa"], row["pa"] = aa, pa
+        for role in ("base", "control", "block", "test"):
+            lb = c.role.get(role)
+            m, lo, hi, n = c.stat(lb, "iops") if lb else (None, None, None, 0)
+            row["arms"][role] = {"label": lb, "iops": m, "min": lo, "max": hi, "n": n,
+                                 "ipio": 1e9 / ns / m if ns and m else None,
+                                 "iops_busy": c.stat(lb, "iops_per_busy_cpu_s")[0] if lb else None,
+                                 "busy": c.stat(lb, "guest_busy_frac")[0] if lb else None,
+                                 "unavailable": unav.get(lb)}
+        for num, den in PT_RATIOS:
+            ln, ld = c.role.get(num), c.role.get(den)
+            st = pair_stats(c, ln, ld) if ln and ld else {"r": None, "sig": None, "pr": None}
+            st["v"] = "INVALID" if c.nerr else combined(st["r"], aa, st["pr"], pa, True, st["sig"])
+            if c.nerr:
+                st["r"] = st["pr"] = None
+            row["ratios"]["%s/%s" % (ln, ld)] = st
+        rows.append(row)
+    by = {(r["exp"], r["job"]): r for r in rows}
+    for row in rows:
+        exp = next(e for e in plan["experiments"] if e["name"] == row["exp"])
+        for num, den, tmin, better_than in exp.get("pt_targets", {}).get(row["job"], []):
+            key = "%s/%s" % (num, den)
+            st = row["ratios"].get(key, {})
+            r = st.get("r")
+            t = {"ratio": key, "min": tmin, "better_than": better_than, "r": r}
+            if r is None:
+                why = [row["arms"][ro]["unavailable"] for ro in row["arms"]
+                       if row["arms"][ro]["label"] in (num, den) and row["arms"][ro]["unavailable"]]
+                t["status"] = "n/a" + (": " + why[0] if why else (" (INVALID)" if row["errors"] else ""))
+            elif tmin is not None:
+                t["status"] = target_status2(r, row["aa"], st["pr"], row["pa"], tmin, sig=st["sig"])
+            else:
+                t["status"] = "MET" if st["v"] == "win" else "MISSED"
+            if better_than and r is not None:
+                other = by.get(("passthru", better_than), {}).get("ratios", {}).get(key, {}).get("r")
+                t["than"] = other
+                if other is None:
+                    t["better"] = "n/a (no %s)" % better_than
+                else:
+                    d = r / other - 1
+                    t["better"] = ("better" if d > noise_of(row["aa"], st["sig"]) else
+                                   "worse" if -d > noise_of(row["aa"], st["sig"]) else "within noise")
+            row["targets"].append(t)
+    return rows
+
+
+def target_text(t):
+    want = (">= %.2f" % t["min"]) if t["min"] is not None else "> 1 (a win)"
+    s = "%s %s: %s %s" % (t["ratio"], want, rs(t["r"]), t["status"])
+    if t.get("better_than"):
+        s += "; better again than %s's %s: %s" % (
+            t["better_than"], rs(t.get("than")),
+            {"better": "yes", "worse": "NO (lower)", "within noise": "NO (within noise)"}.get(
+                t.get("better"), t.get("better", "-")))
+    return s
+
+
+def passthru_section(rows, plan):
+    if not rows:
+        return []
+    ns = icount_ns(plan)
+    R = ["## Passthrough (issue 25): three paths, one client\n"]
+    R.append("Each cell: the same vblk-ptbench settings on virtio_blk's block device (base, and its A/A "
+             "control), vblk's block device (O_DIRECT) and vblk's passthrough char device (`/dev/<disk>c0`, "
+             "uring_cmd), each arm on a disk of its own, interleaved in slices. IOPS: medians of the slices "
+             "(passthrough: completions in vblk's counters, which the block layer's stat does not count). "
+             "%s Ratios of the medians with the verdict against the cell's A/A (virtio_blk#2 / virtio_blk), "
+             "2 sigma and 2%%; per-round ratio in brackets.\n" % (
+                 ("Under icount, *instr/IO* = 1 / (IOPS x %d ns): all guest instructions per I/O when some "
+                  "vCPU is always busy (QD64, and IOPOLL, which spins); at QD1 interrupt-driven the guest "
+                  "also idles while the host works (with `sleep=on` its clock then follows the host's), "
+                  "so there it is an upper bound, and *IOPS/busy CPU-s* is the closer measure." % ns)
+                 if ns else "This boot ran in real time: IOPS are not instruction counts."))
+    hdr = ["experiment", "job", "virtio_blk IOPS", "vblk IOPS", "vblk-pt IOPS"]
+    if ns:
+        hdr += ["instr/IO vb / vblk / pt"]
+    hdr += ["pt / vb", "pt / vblk", "vblk / vb", "A/A", "IOPS/busy CPU-s vb / vblk / pt", "targets"]
+    trs = []
+    for r in rows:
+        a = r["arms"]
+        cells = [r["exp"], r["job"]]
+        for role in ("base", "block", "test"):
+            x = a[role]
+            cells.append("n/a" if x["unavailable"] else fmt("iops", x["iops"]))
+        if ns:
+            cells.append(" / ".join("%.0f" % a[ro]["ipio"] if a[ro]["ipio"] else "-"
+                                    for ro in ("base", "block", "test")))
+        for num, den in PT_RATIOS:
+            st = r["ratios"]["%s/%s" % (a[num]["label"], a[den]["label"])]
+            cells.append("%s (%s) %s" % (rs(st["r"]), rs(st["pr"]), st["v"]))
+        cells.append(spread_s(r["aa"]))
+        cells.append(" / ".join(fmt("iops_per_busy_cpu_s", a[ro]["iops_busy"]) for ro in ("base", "block", "test")))
+        cells.append("; ".join(target_text(t) for t in r["targets"]))
+        trs.append(cells)
+    R.append(md_table(hdr, trs))
+    R.append("")
+    for r in rows:
+        for role, x in r["arms"].items():
+            if x["unavailable"]:
+                R.append("- %s %s: arm %s (%s) not run: %s" % (r["exp"], r["job"], x["label"], role,
+                                                               x["unavailable"]))
+    R.append("")
+    return R
+
+
+def passthru_summary(rows):
+    if not rows:
+        return []
+    L = ["passthru (issue 25): IOPS virtio_blk / vblk block / vblk passthrough; ratios pt/vb pt/vblk vblk/vb "
+         "(A/A); targets"]
+    for r in rows:
+        a = r["arms"]
+        rat = [r["ratios"]["%s/%s" % (a[n]["label"], a[d]["label"])]["r"] for n, d in PT_RATIOS]
+        L.append("  %-14s %-18s %7s %7s %7s  %s %s %s (%s)  %s" % (
+            r["exp"], r["job"], *("n/a" if a[ro]["unavailable"] else fmt("iops", a[ro]["iops"])
+                                  for ro in ("base", "block", "test")),
+            *(rs(x) for x in rat), spread_s(r["aa"]), "; ".join(target_text(t) for t in r["targets"])))
+    return L
+
+
 def short(label):
     return {"virtio_blk": "vb", "vblk": "vblk"}.get(label, label)
 
@@ -658,6 +840,9 @@ def main():
     cells = build_cells(plan, runs)
     rows = summary_rows(cells)
     summ = terminal_summary(meta, rows, cells)
+    pt_rows = passthru_rows(plan, cells, load_jsonl(os.path.join(out, "runs.jsonl")))
+    if pt_rows:
+        summ += "\n" + "\n".join(passthru_summary(pt_rows))
     prof_summ = []
     prof_R = profile_report.section(out, plan, summary=prof_summ)
     if prof_summ:
@@ -781,6 +966,7 @@ def main():
                  "cores of %d. QEMU emulates the guest's CPUs in software, so CPU that other processes take "
                  "is lost by the guest and shows up as run-to-run noise; *host CPU/IO* (QEMU's CPU time per "
                  "I/O) is the measure least affected by it.\n" % (med(load), max(load), os.cpu_count() or 0))
+    R += passthru_section(pt_rows, plan)
     R.append("## Jobs and their scaling\n")
     R.append("The seed threads used 4 to 32 vCPUs; the lab guest has 2. Jobs as run here:\n")
     seen = set()
@@ -788,8 +974,7 @@ def main():
         if c.job["name"] in seen:
             continue
         seen.add(c.job["name"])
-        R.append("- `%s`: %s; fio %s" % (c.job["name"], c.job.get("text", ""),
-                                        " ".join("%s=%s" % kv for kv in c.job["fio"].items())))
+        R.append("- `%s`: %s; %s" % (c.job["name"], c.job.get("text", ""), job_opts(c.job)))
     R.append("")
     R.append("## Details\n")
     if plan.get("protocol", "groups") == "slices":
@@ -806,8 +991,7 @@ def main():
     for c in cells:
         e = c.exp
         R.append("### %s: %s, job %s\n" % (e["name"], e.get("title", ""), c.job["name"]))
-        R.append("fio: `%s`%s\n" % (" ".join("%s=%s" % kv for kv in c.job["fio"].items()),
-                                   " (%s)" % c.job["text"] if c.job.get("text") else ""))
+        R.append("`%s`%s\n" % (job_opts(c.job), " (%s)" % c.job["text"] if c.job.get("text") else ""))
         hdr = ["metric"] + ["%s (%s)" % (a["label"], a["role"]) for a in c.arms] + ["ratio test/base", "A/A"]
         trs = []
         for key, label, unit, higher, _ in METRICS:
