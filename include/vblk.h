@@ -26,6 +26,8 @@
  *   vblk_pt.c      io_uring passthrough: a char device per disk, commands
  *                  as blk-mq requests on the disk's queue
  *   vblk_pt_check.c  the checks of a passthrough command (pure; unit-tested)
+ *   vblk_tp_check.c  the transports' pure decisions: mmio identity, the
+ *                  config generation loop, features (pure; unit-tested)
  *
  * Layers, top down: vblk_main.c registers the bus drivers, whose
  * callbacks call the lifecycle (vblk_dev.c). vblk_setup.c, vblk_disk.c,
