@@ -99,8 +99,10 @@ pt_cmd() {
 }
 
 # Whether this kernel and vblk can poll passthrough commands (vblk logs
-# at load when it cannot).
-has_iopoll() { ! dmesg | grep -q 'passthrough: this kernel has no blk_rq_poll()'; }
+# at load when it cannot). Not "dmesg | grep -q" under pipefail: grep's
+# early exit kills dmesg with SIGPIPE once the log is long, and the
+# pipeline then fails whatever grep found.
+has_iopoll() { ! grep -q 'passthrough: this kernel has no blk_rq_poll()' < <(dmesg); }
 
 # The requests of vblk's last queue (the poll queue with poll_queues=1).
 poll_queue_requests() {
