@@ -861,7 +861,7 @@ case_aer_disconnect() {
 	case $st in
 	paused) ;;
 	dead)
-		dmesg | grep -q "$DISK: permanent PCI failure" ||
+		grep -q "$DISK: permanent PCI failure" < <(dmesg) ||
 			fail "state dead after a failed AER recovery, but the kernel reported no permanent failure"
 		echo "# recovery: this kernel reported the failed recovery as a permanent failure: vblk is dead, not paused" ;;
 	*) fail "state $st after a failed AER recovery (want paused, or dead after a permanent failure)" ;;
