@@ -130,7 +130,7 @@ case_compare() {
 }
 
 main() {
-	local s bs missing=0
+	local bs missing=0
 	[ -f "${VBLK_DISKS:-}" ] || { echo "inflight: no disk manifest (run by scripts/vm-run)" >&2; exit 2; }
 	case_logs inflight
 	load_manifest ''
@@ -138,14 +138,7 @@ main() {
 	kmsg_scan
 	: >"$RES"
 	echo "# in flight: kernel $(uname -r), $(nproc) cpus; sizes $SIZES"
-	for s in "$REF" "$VB"; do
-		if [ -z "${MF[$s:qdev]:-}" ] || ! await_disk "$s" 30 || ! pci_of_disk "$DISK"; then
-			report FAIL "find $s" "no disk with serial $s in the manifest or the guest"
-			missing=1
-			continue
-		fi
-		PCI_OF[$s]=$PCI_ADDR
-	done
+	pci_disks "$REF" "$VB" || missing=1
 	if [ "$missing" = 0 ]; then
 		run_case "$VB to vblk, $REF on virtio_blk" case_attach
 		if [ "$LAST_VERDICT" = ok ]; then

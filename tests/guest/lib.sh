@@ -218,6 +218,22 @@ qmp_port() {
 	[[ $resp != *'"error"'* ]]
 }
 
+# pci_disks SERIAL...: each disk, in the manifest and in the guest on a PCI
+# function, into PCI_OF[SERIAL] (the caller's associative array); each
+# missing one is a FAIL line. Status 1 if any was missing.
+pci_disks() {
+	local s missing=0
+	for s in "$@"; do
+		if [ -z "${MF[$s:qdev]:-}" ] || ! await_disk "$s" 30 || ! pci_of_disk "$DISK"; then
+			report FAIL "find $s" "no disk with serial $s in the manifest or the guest"
+			missing=1
+			continue
+		fi
+		PCI_OF[$s]=$PCI_ADDR
+	done
+	return $missing
+}
+
 # bind_within TARGET SECONDS: vblk-bind TARGET (none, vblk, virtio-pci,
 # virtio-mmio) of DEV_ADDR, done within SECONDS, or the case fails (a hang).
 bind_within() {

@@ -345,15 +345,8 @@ main() {
 	load_patterns
 	kmsg_scan
 	echo "# host witness: DRIVER=$DRIVER kernel $(uname -r), $(nproc) cpus"
-	local s missing=0
-	for s in "$W_IO" "$W_MQ" "$W_EIO"; do
-		if [ -z "${MF[$s:qdev]:-}" ] || ! await_disk "$s" 30 || ! pci_of_disk "$DISK"; then
-			report FAIL "find $s" "no disk with serial $s in the manifest or the guest"
-			missing=1
-			continue
-		fi
-		PCI_OF[$s]=$PCI_ADDR
-	done
+	local missing=0
+	pci_disks "$W_IO" "$W_MQ" "$W_EIO" || missing=1
 	if [ "$missing" = 0 ]; then
 		run_case "attach to $DRIVER" case_attach_all
 		if [ "$LAST_VERDICT" = ok ]; then
