@@ -494,6 +494,26 @@ def pgsignal(p, sig):
         pass
 
 
+def stop_once_running(p, what, arm, ios, st0):
+    """Wait (120 s at most) for the arm's load generator p (its own process
+    group) to start I/O, ios() rising above st0, give it 0.3 s more so
+    that every job gets going, then SIGSTOP it. One that exits or never
+    starts I/O is killed and fails the arm."""
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 120:
+        if ios() > st0:
+            break
+        time.sleep(0.02)
+    else:
+        why = "exited" if p.poll() is not None else "never started I/O"
+        pgsignal(p, signal.SIGKILL)
+        _, err = p.communicate()
+        raise RuntimeError("%s for arm %s %s (exit %s): %s" % (
+            what, arm["label"], why, p.returncode, (err or "").strip()[:300]))
+    time.sleep(0.3)
+    pgsignal(p, signal.SIGSTOP)
+
+
 def start_arm_fio(exp, job, arm, dev, k, runtime_s):
     """One fio process (its own process group) running this arm's job for
     longer than the whole cell will take; stopped as soon as its I/O runs."""
@@ -508,19 +528,7 @@ def start_arm_fio(exp, job, arm, dev, k, runtime_s):
     p = subprocess.Popen(["fio", "--output-format=json+", "--output=%s" % outfile, jpath],
                          cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
-    t0 = time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < 120:
-        if read_diskstat(dev)["ios"] > st0:
-            break
-        time.sleep(0.02)
-    else:
-        why = "exited" if p.poll() is not None else "never started I/O"
-        pgsignal(p, signal.SIGKILL)
-        _, err = p.communicate()
-        raise RuntimeError("fio for arm %s %s (exit %s): %s" % (
-            arm["label"], why, p.returncode, (err or "").strip()[:300]))
-    time.sleep(0.3)  # let every one of numjobs get going
-    pgsignal(p, signal.SIGSTOP)
+    stop_once_running(p, "fio", arm, lambda: read_diskstat(dev)["ios"], st0)
     return p, outfile
 
 
@@ -582,19 +590,7 @@ def start_arm_ptbench(exp, job, arm, dev, k, runtime_s):
         p = subprocess.Popen(argv, cwd=WORK, stdout=lf, stderr=subprocess.PIPE, text=True,
                              start_new_session=True,
                              preexec_fn=lambda: os.sched_setaffinity(0, {0}))
-    t0 = time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < 120:
-        if arm_ios(dev, count) > st0:
-            break
-        time.sleep(0.02)
-    else:
-        why = "exited" if p.poll() is not None else "never started I/O"
-        pgsignal(p, signal.SIGKILL)
-        _, err = p.communicate()
-        raise RuntimeError("vblk-ptbench for arm %s %s (exit %s): %s" % (
-            arm["label"], why, p.returncode, (err or "").strip()[:300]))
-    time.sleep(0.3)
-    pgsignal(p, signal.SIGSTOP)
+    stop_once_running(p, "vblk-ptbench", arm, lambda: arm_ios(dev, count), st0)
     return p, log_path
 
 
